@@ -1,0 +1,5 @@
+"""`python -m ldscope` entry point."""
+
+from ldscope.cli import main
+
+main()

@@ -1,0 +1,61 @@
+"""The `ldscope` command: a thin click group whose subcommands are imported only when used."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ldscope import __version__
+
+# name -> (module, attribute, one-line help). Kept here so `--help` needs no heavy imports.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "info": ("ldscope.cli.info_cmd", "info", "Summarise ELF files, archives and linker scripts."),
+    "symbols": ("ldscope.cli.symbols_cmd", "symbols", "List symbols like nm, with versions and demangling."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that lists commands from COMMANDS and imports one only when it runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        module = importlib.import_module(spec[0])
+        command: click.Command = getattr(module, spec[1])
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ldscope")
+def cli() -> None:
+    """Will it link? Will it load? ldscope answers by reading ELF files, never running them.
+
+    \b
+    Examples:
+      ldscope info /usr/bin/python3           what the loader and linker see in a file
+      ldscope symbols -D --grep GLIBCXX libfoo.so
+      ldscope symbols --all --undefined libfoo.a
+
+    Exit status: 0 clean, 1 findings (or nothing matched), 2 usage or input error.
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli.main(prog_name="ldscope")
+    except BrokenPipeError:
+        # Output piped into `head` and closed early: not an error worth a traceback.
+        sys.stderr.close()
+        raise SystemExit(1) from None

@@ -1,0 +1,54 @@
+"""Options and helpers shared by the subcommands (output destination, diagnostics)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_INPUT_ERROR = 0, 1, 2
+
+
+def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
+    """--format, --output and -v, the same on every command."""
+
+    def decorate(func: F) -> F:
+        func = click.option("-v", "--verbose", is_flag=True, help="More detail.")(func)
+        func = click.option(
+            "-o", "--output", type=click.Path(dir_okay=False, writable=True),
+            help="Write the report to FILE instead of standard output.",
+        )(func)
+        return click.option(
+            "--format", "output_format", type=click.Choice(formats), default=formats[0],
+            show_default=True, help="Report format.",
+        )(func)
+
+    return decorate
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Write the report to --output or stdout."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        diagnose(output, f"cannot write report: {exc.strerror or exc}")
+        raise SystemExit(EXIT_INPUT_ERROR) from None
+
+
+def diagnose(file: str, message: str) -> None:
+    """One-line diagnostic on stderr: `ldscope: FILE: message`."""
+    click.echo(f"ldscope: {file}: {message}", err=True)
+
+
+def note(message: str) -> None:
+    """An informational line on stderr."""
+    click.echo(f"ldscope: {message}", err=True)

@@ -1,0 +1,1 @@
+"""Renderers: text for people, JSON (versioned schemas) for programs."""
