@@ -16,6 +16,9 @@ class RawBuffer(Protocol):
     def __len__(self) -> int: ...
 
 
+_CHUNK = 4096
+
+
 class StringTable:
     """A NUL-terminated string table inside a larger buffer, decoded only when asked."""
 
@@ -46,26 +49,39 @@ class StringTable:
         if self._nul_positions is None:
             buffer = getattr(self._raw, "buffer", self._raw)
             table = np.frombuffer(buffer, dtype=np.uint8, count=self.size, offset=self.start)
-            nuls = np.flatnonzero(table == 0)
+            nuls = np.flatnonzero(table == 0).astype(np.int32 if self.size < 2**31 else np.int64)
             # A table not ending in NUL: treat its end as the terminator, like readelf does.
-            self._nul_positions = np.append(nuls, self.size)
+            self._nul_positions = np.append(nuls, np.array([self.size], dtype=nuls.dtype))
         return self._nul_positions
 
-    def get_many_bytes(self, offsets: np.ndarray | Sequence[int]) -> list[bytes]:
-        """Many strings at once (vectorised end search; one slice per name)."""
+    def _bounds(self, offsets: np.ndarray | Sequence[int]) -> tuple[list[int], list[int]]:
+        """Absolute (start, end) of each string, found with one vectorised search."""
         offs = np.asarray(offsets, dtype=np.int64)
         if offs.size == 0:
-            return []
+            return [], []
         nuls = self._nuls()
         clipped = np.clip(offs, 0, self.size)
         ends = nuls[np.minimum(np.searchsorted(nuls, clipped), len(nuls) - 1)]
+        return (clipped + self.start).tolist(), (ends + self.start).tolist()
+
+    def get_many_bytes(self, offsets: np.ndarray | Sequence[int]) -> list[bytes]:
+        """Many strings at once, as raw bytes."""
         raw = self._raw
-        base = self.start
-        return [raw[base + s : base + e] for s, e in zip(clipped.tolist(), ends.tolist())]
+        starts, ends = self._bounds(offsets)
+        return [raw[s:e] for s, e in zip(starts, ends)]
 
     def get_many(self, offsets: np.ndarray | Sequence[int]) -> list[str]:
-        """Many strings at once, decoded."""
-        return [b.decode("utf-8", "surrogateescape") for b in self.get_many_bytes(offsets)]
+        """Many strings at once, decoded; bounds are computed in chunks to keep peak memory
+        close to the size of the names themselves."""
+        raw = self._raw
+        offs = np.asarray(offsets, dtype=np.int64)
+        result: list[str] = []
+        for at in range(0, offs.size, _CHUNK):
+            starts, ends = self._bounds(offs[at : at + _CHUNK])
+            result.extend(
+                raw[s:e].decode("utf-8", "surrogateescape") for s, e in zip(starts, ends)
+            )
+        return result
 
 
 class ViewBuffer:
