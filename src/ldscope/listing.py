@@ -10,7 +10,7 @@ import numpy as np
 
 from ldscope.elf import constants as C
 from ldscope.elf.file import ElfFile
-from ldscope.elf.symbols import SymbolTable
+from ldscope.elf.symbols import SymbolTable, format_versioned_name
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 
@@ -41,10 +41,7 @@ class SymbolRow:
     @property
     def versioned_name(self) -> str:
         """`name@@VER` (default definition), `name@VER` (hidden or reference), or `name`."""
-        if self.version is None:
-            return self.name
-        sep = "@@" if self.defined and not self.version_hidden else "@"
-        return f"{self.name}{sep}{self.version}"
+        return format_versioned_name(self.name, self.version, self.defined, self.version_hidden)
 
 
 @dataclass(frozen=True, slots=True)

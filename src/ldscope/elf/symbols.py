@@ -46,10 +46,19 @@ class Symbol:
     @property
     def versioned_name(self) -> str:
         """`name@@VER` for default definitions, `name@VER` for hidden or references."""
-        if self.version is None:
-            return self.name
-        sep = "@@" if self.defined and not self.version_hidden else "@"
-        return f"{self.name}{sep}{self.version}"
+        return format_versioned_name(self.name, self.version, self.defined, self.version_hidden)
+
+
+def format_versioned_name(name: str, version: str | None, defined: bool, hidden: bool) -> str:
+    """`name@@VER` for default definitions, `name@VER` for hidden ones and references.
+
+    A version's own definition symbol (e.g. `FOO_1.0` in version FOO_1.0) prints bare, as
+    nm and readelf print it.
+    """
+    if version is None or (defined and name == version):
+        return name
+    sep = "@@" if defined and not hidden else "@"
+    return f"{name}{sep}{version}"
 
 
 class SymbolTable:

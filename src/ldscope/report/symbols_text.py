@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldscope.elf.symbols import format_versioned_name
 from ldscope.listing import SymbolRow, TableListing
 
 SYMBOLS_SCHEMA = "ldscope.symbols/1"
@@ -24,10 +25,10 @@ def render_text(listings: list[TableListing], prefix_names: bool, demangle: bool
 
 def _line(row: SymbolRow, width: int, demangle: bool, verbose: bool) -> str:
     value = " " * width if not row.defined else f"{row.value:0{width}x}"
-    name = row.demangled if demangle and row.demangled else row.name
-    if row.version is not None:
-        sep = "@@" if row.defined and not row.version_hidden else "@"
-        name = f"{name}{sep}{row.version}"
+    shown = row.demangled if demangle and row.demangled else row.name
+    name = format_versioned_name(shown, row.version, row.defined, row.version_hidden)
+    if row.version is not None and shown != row.name and row.name == row.version:
+        name = shown
     if verbose:
         return (
             f"{value} {row.nm_code} {row.size:>8} {row.bind:<6} {row.type:<7} "
