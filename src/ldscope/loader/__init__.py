@@ -1,0 +1,1 @@
+"""Model of glibc's dynamic loader (ld.so): its cache, its configuration and its search path."""

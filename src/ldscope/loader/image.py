@@ -1,0 +1,209 @@
+"""Per-file loader facts, parsed once per (device, inode) and shared by every simulation."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ldscope.elf import constants as C
+from ldscope.elf.file import ElfFile
+from ldscope.elf.relocs import REF_LOAD, REF_NONE, copy_relocated_symbols
+from ldscope.elf.versions import VersionRequirement
+from ldscope.errors import InputFormatError
+
+# Symbol types ld.so accepts as definitions (ALLOWED_STT in dl-lookup.c)
+_ALLOWED_TYPES = frozenset(
+    {C.STT_NOTYPE, C.STT_OBJECT, C.STT_FUNC, C.STT_COMMON, C.STT_TLS, C.STT_GNU_IFUNC}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A dynamic symbol a file's relocations make the loader look up."""
+
+    index: int
+    name: str
+    version: str | None
+    version_file: str | None
+    version_hidden: bool
+    weak: bool
+    undefined: bool
+    at_load: bool  # referenced by a data/GOT/TLS relocation (else PLT only)
+    is_copy: bool
+    type: int
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One exported definition candidate for a name (in dynsym index order)."""
+
+    index: int
+    version_index: int  # versym & 0x7fff (0/1 for unversioned)
+    hidden: bool  # versym hidden bit
+    plt_canonical: bool  # an UNDEF entry with a value: matches only non-PLT lookups
+    type: int
+    bind: int
+
+
+class ElfImage:
+    """What the loader needs from one ELF file: identity, dynamic info, definitions, references."""
+
+    def __init__(self, elf: ElfFile, host_path: str) -> None:
+        self.host_path = host_path
+        self.elf_class = elf.elf_class
+        self.e_machine = elf.e_machine
+        self.machine = elf.machine
+        self.little_endian = elf.little_endian
+        self.e_type = elf.e_type
+        self.osabi = elf.osabi
+        self.interpreter = elf.interpreter
+        dyn = elf.dynamic
+        self.is_dynamic = dyn is not None
+        self.soname = dyn.soname if dyn else None
+        self.needed: tuple[str, ...] = dyn.needed if dyn else ()
+        self.rpath: tuple[str, ...] = dyn.rpath if dyn and dyn.rpath_raw is not None else ()
+        self.runpath: tuple[str, ...] = dyn.runpath if dyn and dyn.runpath_raw is not None else ()
+        self.has_rpath = bool(dyn and dyn.rpath_raw is not None)
+        self.has_runpath = bool(dyn and dyn.runpath_raw is not None)
+        self.now = bool(dyn and dyn.now)
+        self.nodeflib = bool(dyn and dyn.nodeflib)
+        self.symbolic = bool(dyn and (C.DT_SYMBOLIC in dyn.tags or dyn.flags & 0x2))
+        self.filters = dyn.filters if dyn else ()
+        self.verdefs: dict[int, str] = {
+            d.index: d.name for d in elf.version_definitions if not d.is_base
+        }
+        self.verdef_names = frozenset(self.verdefs.values())
+        # ld.so's match_symbol compares against every verdef entry, the base one included.
+        self.all_verdef_names = frozenset(d.name for d in elf.version_definitions)
+        self.has_verdef = bool(elf.version_definitions)
+        self.version_requirements: tuple[VersionRequirement, ...] = elf.version_requirements
+        table = elf.dynsym
+        self.symbol_count = len(table) if table is not None else 0
+        self._names: list[str] = table.names() if table is not None else []
+        self.has_versym = table is not None and table.versions is not None and (
+            table.versions.versym is not None
+        )
+        self.definitions: dict[str, list[Definition]] = {}
+        self.references: list[Reference] = []
+        if table is not None and self.symbol_count:
+            self._index_symbols(elf)
+
+    def _index_symbols(self, elf: ElfFile) -> None:
+        table = elf.dynsym
+        assert table is not None
+        n = self.symbol_count
+        names = self._names
+        bind = table.bind
+        stype = table.type
+        shndx = table.section_index
+        value = table.value
+        versions = table.versions
+        versym = (
+            versions.versym[:n].astype(np.int64)
+            if versions is not None and versions.versym is not None
+            else np.ones(n, dtype=np.int64)
+        )
+        if len(versym) < n:
+            versym = np.concatenate([versym, np.ones(n - len(versym), dtype=np.int64)])
+        undefined = shndx == C.SHN_UNDEF
+        usable = (bind != C.STB_LOCAL) & np.isin(stype, list(_ALLOWED_TYPES))
+        # st_value 0 is "no value" except for TLS and absolute symbols (check_match).
+        has_value = (value != 0) | (stype == C.STT_TLS) | (shndx == C.SHN_ABS)
+        defined = usable & has_value & (~undefined | (value != 0))
+        defined[0] = False
+        for i in np.flatnonzero(defined).tolist():
+            vs = int(versym[i])
+            self.definitions.setdefault(names[i], []).append(
+                Definition(i, vs & 0x7FFF, bool(vs & 0x8000), bool(undefined[i]), int(stype[i]), int(bind[i]))
+            )
+        kinds = elf.symbol_reference_kinds
+        copies = set(copy_relocated_symbols(list(elf.dynamic_relocations), elf.e_machine).tolist())
+        for i in np.flatnonzero(kinds != REF_NONE).tolist():
+            version, hidden, vfile = versions.of(i) if versions is not None else (None, False, None)
+            self.references.append(
+                Reference(
+                    index=i,
+                    name=names[i],
+                    version=version,
+                    version_file=vfile,
+                    version_hidden=hidden,
+                    weak=int(bind[i]) == C.STB_WEAK,
+                    undefined=bool(undefined[i]),
+                    at_load=int(kinds[i]) == REF_LOAD,
+                    is_copy=i in copies,
+                    type=int(stype[i]),
+                )
+            )
+
+    @classmethod
+    def synthetic(cls, needed: tuple[str, ...], like: ElfImage) -> ElfImage:
+        """A stand-in main program that only needs `needed` (a minimal dlopen host)."""
+        image = cls.__new__(cls)
+        image.host_path = "(minimal host)"
+        image.elf_class, image.e_machine, image.machine = like.elf_class, like.e_machine, like.machine
+        image.little_endian, image.e_type, image.osabi = like.little_endian, C.ET_DYN, 0
+        image.interpreter = None
+        image.is_dynamic = True
+        image.soname = None
+        image.needed = needed
+        image.rpath = image.runpath = ()
+        image.has_rpath = image.has_runpath = False
+        image.now = image.nodeflib = image.symbolic = False
+        image.filters = ()
+        image.verdefs = {}
+        image.verdef_names = frozenset()
+        image.all_verdef_names = frozenset()
+        image.has_verdef = False
+        image.version_requirements = ()
+        image.symbol_count = 0
+        image._names = []
+        image.has_versym = False
+        image.definitions = {}
+        image.references = []
+        return image
+
+    @property
+    def is_main_executable_type(self) -> bool:
+        """ET_EXEC, or a PIE (ET_DYN with an interpreter)."""
+        return self.e_type == C.ET_EXEC or (self.e_type == C.ET_DYN and self.interpreter is not None)
+
+    def all_names(self) -> list[str]:
+        """Every .dynsym name (decoded once)."""
+        return self._names
+
+
+class ImageCache:
+    """Parses each distinct file once (keyed by device and inode); thread-safe."""
+
+    def __init__(self) -> None:
+        self._images: dict[tuple[int, int], ElfImage | InputFormatError] = {}
+        self._lock = threading.Lock()
+
+    def get(self, host_path: str) -> ElfImage:
+        """The image of a file, raising InputFormatError (cached too) for bad files."""
+        try:
+            st = os.stat(host_path)
+        except OSError as exc:
+            raise InputFormatError(host_path, f"cannot stat: {exc.strerror or exc}") from None
+        key = (st.st_dev, st.st_ino)
+        with self._lock:
+            cached = self._images.get(key)
+        if cached is None:
+            try:
+                with ElfFile.open(host_path) as elf:
+                    cached = ElfImage(elf, host_path)
+            except InputFormatError as exc:
+                cached = exc
+            except OSError as exc:
+                cached = InputFormatError(host_path, f"cannot read: {exc.strerror or exc}")
+            with self._lock:
+                self._images[key] = cached
+        if isinstance(cached, InputFormatError):
+            raise cached
+        return cached
+
+    def __len__(self) -> int:
+        return len(self._images)
