@@ -12,6 +12,7 @@ from ldscope import __version__
 # name -> (module, attribute, one-line help). Kept here so `--help` needs no heavy imports.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "info": ("ldscope.cli.info_cmd", "info", "Summarise ELF files, archives and linker scripts."),
+    "load": ("ldscope.cli.load_cmd", "load", "Will it load? Library tree, problems, near-misses."),
     "symbols": ("ldscope.cli.symbols_cmd", "symbols", "List symbols like nm, with versions and demangling."),
 }
 
@@ -43,6 +44,7 @@ def cli() -> None:
 
     \b
     Examples:
+      ldscope load ./ext.cpython-311-x86_64-linux-gnu.so   will it import?
       ldscope info /usr/bin/python3           what the loader and linker see in a file
       ldscope symbols -D --grep GLIBCXX libfoo.so
       ldscope symbols --all --undefined libfoo.a

@@ -47,7 +47,7 @@ class Process:
     objects: list[LoadedObject] = field(default_factory=list)
     global_scope: list[LoadedObject] = field(default_factory=list)
     main: LoadedObject | None = None
-    libraries: dict[tuple[str, str | None], dict[str, object]] = field(default_factory=dict)
+    libraries: dict[tuple[str, str | None, str | None], dict[str, object]] = field(default_factory=dict)
     problems: list[R.Problem] = field(default_factory=list)
 
     def find_loaded(self, name: str) -> LoadedObject | None:
@@ -60,7 +60,7 @@ class Process:
     def record(self, name: str, path: str | None, via: str | None, requester: str,
                tried: tuple[R.TriedPath, ...], soname: str | None, depth: int) -> None:
         """Remember how a name was resolved (merged across requesters)."""
-        key = (name, path)
+        key = (name, path, via)
         entry = self.libraries.get(key)
         if entry is None:
             self.libraries[key] = {
