@@ -134,6 +134,7 @@ def problem_json(p: R.Problem) -> dict[str, object]:
         "when": p.when,
         "message": p.message,
         "cause": p.cause,
+        "cause_summary": p.cause_summary,
         "tried": [{"path": t.path, "source": t.source, "outcome": t.outcome} for t in p.tried],
         "near_misses": [
             {

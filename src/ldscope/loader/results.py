@@ -83,6 +83,7 @@ class Problem:
     tried: tuple[TriedPath, ...] = ()
     near_misses: tuple[NearMiss, ...] = ()
     cause: str | None = None  # grouping key for problems sharing one root cause
+    cause_summary: str | None = None  # one line naming that shared cause
 
 
 @dataclass(frozen=True, slots=True)

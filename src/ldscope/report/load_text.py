@@ -94,7 +94,10 @@ def render_problems(problems: list[R.Problem], verbose: bool, use_color: bool) -
         first = members[0]
         color = "red" if first.severity == "error" else "yellow"
         tag = _style(f"{first.severity} [{first.when}]", color, use_color, True)
-        if first.kind == R.UNRESOLVED_SYMBOL and len(members) > 1:
+        if first.cause_summary:
+            count = f" ({len(members)} symbols)" if len(members) > 1 else ""
+            lines.append(f"  {tag} {first.cause_summary}{count}")
+        elif first.kind == R.UNRESOLVED_SYMBOL and len(members) > 1:
             lines.append(f"  {tag} {first.file}: {len(members)} undefined symbols")
         else:
             lines.append(f"  {tag} {first.message}")
