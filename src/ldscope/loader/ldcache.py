@@ -14,6 +14,7 @@ so does this reader, on purpose.)
 
 from __future__ import annotations
 
+import heapq
 import os
 import struct
 from collections.abc import Sequence
@@ -24,7 +25,9 @@ from ldscope.loader import platform as _plat
 
 MAGIC_OLD = b"ld.so-1.7.0"
 MAGIC_NEW = b"glibc-ld.so.cache1.1"
-MAX_CACHE_SIZE = 64 << 20
+MAX_CACHE_SIZE = 16 << 20  # real caches are tens to hundreds of KiB
+MAX_ENTRIES = 100_000  # per table, and glibc-hwcaps names
+MAX_STRING = 4096  # PATH_MAX: longer names could not be opened anyway
 
 FLAG_TYPE_MASK = 0x00FF
 FLAG_LIBC4, FLAG_ELF, FLAG_ELF_LIBC5, FLAG_ELF_LIBC6 = 0x0000, 0x0001, 0x0002, 0x0003
@@ -182,9 +185,10 @@ _PPC_PLATFORMS = ("power4", "ppc970", "power5", "power5+", "power6", "ppc-cell-b
                   "power9", "power10")
 _S390_PLATFORMS = ("g5", "z900", "z990", "z9-109", "z10", "z196", "zEC12", "z13", "z14", "z15",
                    "z16")
-# ABI -> (_DL_FIRST_PLATFORM, platform names _dl_string_platform recognises, in bit order)
+# ABI -> (_DL_FIRST_PLATFORM, platform names in bit order).  x86_64's ld.so only recognises
+# haswell/xeon_phi (HWCAP_PLATFORMS_START 2) and i386's only i586/i686 (count 2).
 _PLATFORM_BITS: dict[str, tuple[int, tuple[str, ...]]] = {
-    "x86_64": (48, _X86_PLATFORMS), "x32": (48, _X86_PLATFORMS), "i386": (48, _X86_PLATFORMS),
+    "x86_64": (48, _X86_PLATFORMS), "x32": (48, _X86_PLATFORMS), "i386": (48, _X86_PLATFORMS[:2]),
     "ppc64le": (32, _PPC_PLATFORMS), "ppc64": (32, _PPC_PLATFORMS), "ppc": (32, _PPC_PLATFORMS),
     "s390x": (32, _S390_PLATFORMS), "s390": (32, _S390_PLATFORMS),
 }
@@ -255,14 +259,7 @@ class LdCache:
         if not group:
             return []
         priorities = _hwcaps_priorities(self.hwcaps_names, context.hwcaps_subdirs)
-        ranked: list[CacheEntry] = []
-        excluded: set[int] = set()
-        while True:
-            pick = self._select(group, context, priorities, excluded)
-            if pick is None:
-                return ranked
-            excluded.add(pick)
-            ranked.append(self.entries[pick])
+        return [self.entries[i] for i in self._rank(group, context, priorities)]
 
     def _binary_search(self, name: bytes) -> list[int]:
         """Indices search_cache scans for `name`: first match found by bisection, then onward."""
@@ -288,47 +285,45 @@ class LdCache:
                 right = middle - 1
         return []
 
-    def _select(self, group: list[int], ctx: CacheLookupContext, priorities: list[int],
-                excluded: set[int]) -> int | None:
-        """search_cache's choice among `group`, pretending entries in `excluded` are absent."""
-        new_format = self.format != "old"
+    def _rank(self, group: list[int], ctx: CacheLookupContext, priorities: list[int]) -> list[int]:
+        """search_cache's choice among `group`, then its next choice without it, and so on.
+
+        New format: glibc-hwcaps entries compete by priority (ties: file order) until the scan
+        meets a plain entry whose flags are accepted; that entry (if usable) comes next, and
+        even an unusable one ends the scan while a glibc-hwcaps candidate is pending.  Old
+        format: the scan keeps going until an entry with the default flags; without one the
+        last accepted entry wins.
+        """
+        entries = self.entries
+        accepted = [i for i in group if entries[i].flags in ctx.accepted_flags]
+        if self.format == "old":
+            exact = [i for i in accepted if entries[i].flags == ctx.default_flags]
+            return exact + [i for i in reversed(accepted) if entries[i].flags != ctx.default_flags]
         platform = (1 << ctx.platform_bit) if ctx.platform_bit is not None else _U64
         exclude = ~(ctx.legacy_hwcap | ctx.platform_mask | HWCAP_TLS_MASK) & _U64
-        best: int | None = None
-        best_priority = 0
-        for i in group:
-            if i in excluded:
-                continue
-            entry = self.entries[i]
-            if entry.flags not in ctx.accepted_flags:
-                continue
-            named = False
-            if new_format:
-                hwcap = entry.hwcap
-                named = _is_extension(hwcap)
-                if named and ctx.x86_isa_bits is not None:
+        ranked: list[int] = []
+        pending: list[tuple[int, int]] = []  # (priority, index) of usable glibc-hwcaps entries
+        for i in accepted:
+            hwcap = entries[i].hwcap
+            wrong_platform = bool(ctx.platform_mask and hwcap & ctx.platform_mask
+                                  and hwcap & ctx.platform_mask != platform)
+            if _is_extension(hwcap):
+                if ctx.x86_isa_bits is not None:
                     needed = 1 << ((hwcap >> 32) & DL_CACHE_HWCAP_ISA_LEVEL_MASK)
                     if needed & ctx.x86_isa_bits != needed:
                         continue
-                if not named and best is not None:
-                    break
-                if hwcap & exclude and not named:
-                    continue
-                if ctx.platform_mask and hwcap & ctx.platform_mask and (
-                        hwcap & ctx.platform_mask) != platform:
-                    continue
-                if named:
-                    index = hwcap & 0xFFFFFFFF
-                    priority = priorities[index] if index < len(priorities) else 0
-                    if priority == 0:
-                        continue
-                    if best is not None and priority >= best_priority:
-                        continue
-                    best_priority = priority
-            best = i
-            if not named and entry.flags == ctx.default_flags:
-                break
-        return best
+                index = hwcap & 0xFFFFFFFF
+                priority = priorities[index] if index < len(priorities) else 0
+                if priority and not wrong_platform:
+                    heapq.heappush(pending, (priority, i))
+                continue
+            while pending:  # this plain entry ends any scan that already has a candidate
+                ranked.append(heapq.heappop(pending)[1])
+            if not (hwcap & exclude or wrong_platform):
+                ranked.append(i)
+        while pending:
+            ranked.append(heapq.heappop(pending)[1])
+        return ranked
 
 
 def _libcmp(p1: bytes, p2: bytes) -> int:
@@ -344,13 +339,13 @@ def _libcmp(p1: bytes, p2: bytes) -> int:
             start = i
             while i < n1 and 0x30 <= p1[i] <= 0x39:
                 i += 1
-            val1 = int(p1[start:i])
+            run1 = p1[start:i].lstrip(b"0")
             start = j
             while j < n2 and 0x30 <= p2[j] <= 0x39:
                 j += 1
-            val2 = int(p2[start:j])
-            if val1 != val2:
-                return val1 - val2
+            run2 = p2[start:j].lstrip(b"0")
+            if run1 != run2:  # compare as numbers of any length
+                return 1 if (len(run1), run1) > (len(run2), run2) else -1
         elif 0x30 <= c2 <= 0x39:
             return -1
         elif c1 != c2:
@@ -429,9 +424,9 @@ class _Parser:
             return cached
         if offset >= len(self.data):
             raise self.fail(f"string offset {offset:#x} past the end of the file", where)
-        end = self.data.find(b"\0", offset)
+        end = self.data.find(b"\0", offset, offset + MAX_STRING + 1)
         if end < 0:
-            raise self.fail(f"unterminated string at {offset:#x}", where)
+            raise self.fail(f"unterminated or over-long string at {offset:#x}", where)
         text = _text(self.data[offset:end])
         self.strings[offset] = text
         return text
@@ -449,6 +444,8 @@ class _Parser:
             if nlibs > room:
                 raise self.fail(f"entry count {struct.unpack_from('<I', data, 12)[0]} "
                                 "does not fit in the file", 12)
+        if nlibs > MAX_ENTRIES:
+            raise self.fail(f"implausible entry count {nlibs}", 12)
         end = 16 + nlibs * 12
         for new_at in sorted({(end + 7) & ~7, end}):
             if data[new_at:new_at + len(MAGIC_NEW)] == MAGIC_NEW and len(data) >= new_at + 48:
@@ -477,6 +474,8 @@ class _Parser:
         ext_offset = struct.unpack_from(order + "I", data, base + 32)[0]
         if nlibs > room:
             raise self.fail(f"entry count {nlibs} does not fit in the file", base + 20)
+        if nlibs > MAX_ENTRIES:
+            raise self.fail(f"implausible entry count {nlibs}", base + 20)
         hwcaps_names, generator = self.extensions(order, ext_offset)
         entries = []
         start = base + 48
@@ -518,6 +517,8 @@ class _Parser:
             generator = data[gen_off:gen_off + gen_size].decode("utf-8", "replace")
         names: list[str] = []
         hw_off, hw_size = sections.get(TAG_GLIBC_HWCAPS, (0, 0))
+        if hw_size > 4 * MAX_ENTRIES:
+            raise self.fail(f"implausible glibc-hwcaps section size {hw_size}", hw_off)
         if hw_size and hw_off % 4 == 0 and hw_size % 4 == 0:  # cache_extension_verify
             for i, (index,) in enumerate(struct.iter_unpack(order + "I",
                                                             data[hw_off:hw_off + hw_size])):
