@@ -64,7 +64,7 @@ def test_info_shared_library_matches_readelf(built: dict[str, Path]) -> None:
     assert info["version_base"] == "libfoo.so.1"
     assert info["machine"] == "x86_64" and info["elf_class"] == 64 and info["type"] == "DYN"
     assert info["stripped"] is False
-    build_id = [ln for ln in readelf("-n", lib).splitlines() if "Build ID" in ln][0].split()[-1]
+    build_id = next(ln for ln in readelf("-n", lib).splitlines() if "Build ID" in ln).split()[-1]
     assert info["build_id"] == build_id
 
 
@@ -78,6 +78,7 @@ def test_info_text_executable(built: dict[str, Path]) -> None:
 
 def test_info_runpath_and_now(built: dict[str, Path]) -> None:
     code, out, _ = invoke("info", "--format", "json", str(built["libwidget"]))
+    assert code == 0
     info = json.loads(out)["files"][0]
     assert info["runpath"] == "/opt/w" and info["rpath"] is None
     assert info["bind_now"] is True
@@ -100,6 +101,7 @@ def test_info_linker_script() -> None:
     if not os.path.exists(script):
         pytest.skip("glibc's libc.so linker script not present")
     code, out, _ = invoke("info", "--format", "json", script)
+    assert code == 0
     info = json.loads(out)["files"][0]
     assert info["kind"] == "linker-script"
     names = [i["name"] for i in info["inputs"]]
@@ -172,6 +174,7 @@ def test_symbols_nothing_matched_says_how_many_searched(built: dict[str, Path]) 
 
 def test_symbols_json(built: dict[str, Path]) -> None:
     code, out, _ = invoke("symbols", "--format", "json", str(built["libfoo"]))
+    assert code == 0
     doc = json.loads(out)
     assert doc["schema"] == "ldscope.symbols/1"
     syms = {s["name"] + ("@@" if not s["version_hidden"] else "@") + (s["version"] or ""): s

@@ -128,7 +128,7 @@ def elf_info(elf: ElfFile, path: str) -> ElfInfo:
         endian="little" if elf.little_endian else "big",
         machine=elf.machine,
         type=elf.type_name,
-        pie=elf.e_type == C.ET_DYN and elf.interpreter is not None
+        pie=(elf.e_type == C.ET_DYN and elf.interpreter is not None)
         or bool(dyn is not None and dyn.pie),
         osabi=elf.osabi,
         interpreter=elf.interpreter,

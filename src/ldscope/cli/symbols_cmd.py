@@ -58,7 +58,7 @@ def symbols(
         try:
             pattern = re.compile(grep)
         except re.error as exc:
-            raise click.BadParameter(f"not a valid regular expression: {exc}", param_hint="--grep")
+            raise click.BadParameter(f"not a valid regular expression: {exc}", param_hint="--grep") from None
     from ldscope.listing import ListingOptions, TableListing
     from ldscope.report.jsonout import dumps
     from ldscope.report.symbols_text import render_json, render_text

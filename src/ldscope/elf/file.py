@@ -65,7 +65,7 @@ class ElfFile:
         if isinstance(raw, memoryview):
             raw = ViewBuffer(raw)
         self._raw: RawBuffer = raw
-        self._buffer = getattr(raw, "buffer", raw)
+        self._buffer: Any = getattr(raw, "buffer", raw)
         self.base = base
         self.size = (len(raw) - base) if size is None else size
         self._mmap: mmap.mmap | None = None
@@ -139,7 +139,7 @@ class ElfFile:
             )
         if count == 0:
             return np.zeros(0, dtype=dtype)
-        return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)  # type: ignore[no-any-return]
+        return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
 
     def read_bytes(self, offset: int, length: int, what: str = "data") -> bytes:
         """Bytes at a file offset, bounds-checked."""
@@ -226,7 +226,7 @@ class ElfFile:
     def _sections_of_type(self, sh_type: int) -> list[int]:
         if not len(self.section_headers):
             return []
-        return np.flatnonzero(self.section_headers["sh_type"] == sh_type).tolist()  # type: ignore[no-any-return]
+        return np.flatnonzero(self.section_headers["sh_type"] == sh_type).tolist()
 
     def vaddr_to_offset(self, vaddr: int, length: int = 0) -> int | None:
         """File offset of a virtual address via the PT_LOAD segments (None if unmapped)."""
@@ -242,7 +242,7 @@ class ElfFile:
     def _segment(self, p_type: int) -> np.void | None:
         for ph in self.program_headers:
             if int(ph["p_type"]) == p_type:
-                return ph  # type: ignore[no-any-return]
+                return ph
         return None
 
     # ------------------------------------------------------------- dynamic

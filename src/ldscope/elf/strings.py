@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class StringTable:
 
     def _nuls(self) -> np.ndarray:
         if self._nul_positions is None:
-            buffer = getattr(self._raw, "buffer", self._raw)
+            buffer: Any = getattr(self._raw, "buffer", self._raw)
             table = np.frombuffer(buffer, dtype=np.uint8, count=self.size, offset=self.start)
             nuls = np.flatnonzero(table == 0).astype(np.int32 if self.size < 2**31 else np.int64)
             # A table not ending in NUL: treat its end as the terminator, like readelf does.

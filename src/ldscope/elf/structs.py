@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 
-@lru_cache(maxsize=None)
+@cache
 def elf_dtypes(is64: bool, little: bool) -> dict[str, np.dtype]:
     """The structured dtypes for one ELF flavour: ehdr, shdr, phdr, sym, dyn, rel, rela."""
     e = "<" if little else ">"

@@ -45,8 +45,13 @@ class Symbol:
 
     @property
     def versioned_name(self) -> str:
-        """`name@@VER` for default definitions, `name@VER` for hidden or references."""
-        return format_versioned_name(self.name, self.version, self.defined, self.version_hidden)
+        """`name@@VER` for default definitions, `name@VER` for hidden or references.
+
+        A version from verneed (version_file set) is a reference even on a defined symbol
+        (a copy-relocated variable), so it gets `@`, as readelf and nm print it.
+        """
+        hidden = self.version_hidden or self.version_file is not None
+        return format_versioned_name(self.name, self.version, self.defined, hidden)
 
 
 def format_versioned_name(name: str, version: str | None, defined: bool, hidden: bool) -> str:

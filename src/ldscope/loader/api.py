@@ -154,4 +154,4 @@ def default_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-__all__: Sequence[str] = ("LoadOptions", "simulate_load", "load_report_json", "problem_json")
+__all__: Sequence[str] = ("LoadOptions", "load_report_json", "problem_json", "simulate_load")

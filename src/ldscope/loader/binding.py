@@ -76,7 +76,7 @@ def bind_object(
         if found is not None:
             bindings.append(R.Binding(obj.path, ref.name, ref.version, found[0].path, when))
             continue
-        if ref.weak or not ref.undefined and not ref.is_copy:
+        if ref.weak or (not ref.undefined and not ref.is_copy):
             bindings.append(R.Binding(obj.path, ref.name, ref.version, None, R.WHEN_NEVER))
             continue
         version_text = f", version {ref.version}" if ref.version else ""

@@ -1,0 +1,175 @@
+"""Demangle Itanium C++ and Rust (legacy and v0) symbol names the way binutils ``c++filt`` does.
+
+Backends, chosen by measurement (see ``docs/demangling.md`` and
+``benchmarks/bench_demangle.py``):
+
+* C++ (Itanium ABI): ``cxxfilt``, a thin ctypes wrapper around libstdc++'s
+  ``abi::__cxa_demangle``.  That is the same libiberty ``cp-demangle.c`` code that
+  ``c++filt`` runs; the only differences are the option flags, which this module
+  reproduces: ``c++filt`` never demangles bare types (``i`` -> ``int``), so only ``_Z``
+  and ``_GLOBAL_[._$][DI]_`` names are passed, and ``c++filt`` runs with
+  ``DMGL_VERBOSE``, which spells the four standard abbreviations ``std::string``,
+  ``std::istream``, ``std::ostream`` and ``std::iostream`` in full.
+* Rust: ``pyderust`` (bindings for the ``rustc-demangle`` crate, which libiberty's
+  ``rust-demangle.c`` was ported from), with the hash kept as ``c++filt`` does.
+
+Like ``c++filt`` the Rust demangler is tried first for ``_R`` names and for legacy names
+(``_ZN...17h<16 hex digits>E``), and the C++ demangler is the fallback.  A GNU symbol
+version (``name@VERSION`` / ``name@@VERSION``) is split off, the name demangled and the
+suffix appended again, as ``c++filt`` does when it reads names on stdin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+__all__ = ["backend_versions", "demangle", "demangle_many", "is_mangled"]
+
+# Names c++filt hands to its demanglers; everything else it prints unchanged.
+_RUST_LEGACY = re.compile(r"_ZN.*17h[0-9a-f]{16}E(?=\.|$)")
+_GLOBAL_CTOR = re.compile(r"_GLOBAL_[._$][DI]_")
+
+# c++filt runs with DMGL_VERBOSE; __cxa_demangle does not.  In cp-demangle.c that flag only
+# selects the full spelling of these standard substitutions (Ss, Si, So, Sd).
+_VERBOSE_SPELLING = {
+    "string": "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+    "istream": "std::basic_istream<char, std::char_traits<char> >",
+    "ostream": "std::basic_ostream<char, std::char_traits<char> >",
+    "iostream": "std::basic_iostream<char, std::char_traits<char> >",
+}
+_ABBREVIATION = re.compile(r"(?<![\w$:])std::(string|istream|ostream|iostream)(?![\w$])")
+
+
+def _expand(match: re.Match[str]) -> str:
+    full = _VERBOSE_SPELLING[match.group(1)]
+    # cp-demangle separates a closing '>' from a spelling that already ends in '>'.
+    return full + " " if match.string.startswith(">", match.end()) else full
+
+
+def _load_cxx() -> Callable[[bytes], bytes] | None:
+    try:
+        import cxxfilt
+    except Exception:  # pragma: no cover - dependency missing or libstdc++ unusable
+        return None
+    demangler = cxxfilt.default_demangler
+
+    def run(name: bytes) -> bytes:
+        result: bytes = demangler.demangleb(name, external_only=False)
+        return result
+
+    return run
+
+
+def _load_rust() -> Callable[[str], str] | None:
+    try:
+        import pyderust
+    except Exception:  # pragma: no cover - dependency missing
+        return None
+
+    def run(name: str) -> str:
+        return pyderust.demangle(name, include_hash=True)
+
+    return run
+
+
+_CXX = _load_cxx()
+_RUST = _load_rust()
+
+
+def _cxx(name: str) -> str | None:
+    if _CXX is None or "\x00" in name:
+        return None
+    try:
+        out = _CXX(name.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+    except Exception:
+        return None
+    if not out or out == name:
+        return None
+    if "std::string" in out or "stream" in out:
+        out = _ABBREVIATION.sub(_expand, out)
+    return out
+
+
+def _rust(name: str) -> str | None:
+    if _RUST is None:
+        return None
+    try:
+        out = _RUST(name)
+    except Exception:
+        return None
+    return out if out and out != name else None
+
+
+def _demangle_bare(name: str) -> str | None:
+    if name.startswith("_Z"):
+        legacy = _RUST_LEGACY.match(name)
+        if legacy is not None:
+            # libiberty drops a '.suffix' (``.0``, ``.llvm.123``) after a Rust name.
+            out = _rust(legacy.group(0))
+            if out is not None:
+                return out
+        return _cxx(name)
+    if name.startswith("_R"):
+        dot = name.find(".")
+        return _rust(name if dot < 0 else name[:dot])
+    if name.startswith("_GLOBAL_") and _GLOBAL_CTOR.match(name):
+        return _cxx(name)
+    if name[:1] in (".", "$") and len(name) > 1:
+        # c++filt skips one leading '.' or '$' (assembler decoration), re-printing the '.'.
+        out = _demangle_bare(name[1:])
+        if out is not None and name[0] == ".":
+            return "." + out
+        return out
+    return None
+
+
+def demangle(name: str) -> str | None:
+    """Demangle one C++/Rust symbol name as ``c++filt`` does; None if it is not mangled."""
+    try:
+        at = name.find("@")
+        if at < 0:
+            return _demangle_bare(name)
+        out = _demangle_bare(name[:at])
+        return None if out is None else out + name[at:]
+    except Exception:  # never raise, whatever the input
+        return None
+
+
+def demangle_many(names: Sequence[str]) -> list[str | None]:
+    """Demangle a batch of names (the fast path); one result (or None) per input name."""
+    out: list[str | None] = []
+    append = out.append
+    bare = _demangle_bare
+    for name in names:
+        try:
+            if name.startswith(("_Z", "_R", "_GLOBAL_", ".", "$")):
+                at = name.find("@")
+                if at < 0:
+                    append(bare(name))
+                else:
+                    res = bare(name[:at])
+                    append(None if res is None else res + name[at:])
+            else:
+                append(None)
+        except Exception:
+            append(None)
+    return out
+
+
+def is_mangled(name: str) -> bool:
+    """True if ``name`` demangles (i.e. it is a valid C++ or Rust mangled name)."""
+    return demangle(name) is not None
+
+
+def backend_versions() -> dict[str, str | None]:
+    """Installed version of each demangling backend (None when it is unavailable)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str | None] = {}
+    for dist, loaded in (("cxxfilt", _CXX), ("pyderust", _RUST)):
+        try:
+            found[dist] = version(dist) if loaded is not None else None
+        except PackageNotFoundError:  # pragma: no cover
+            found[dist] = None
+    return found
