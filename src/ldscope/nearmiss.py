@@ -83,16 +83,13 @@ class NearMissFinder:
             return cached
         files: list[str] = []
         host_dir = self.host_path(directory)
+        fs = self.images.fs
         try:
-            with os.scandir(host_dir) as it:
-                for entry in it:
-                    if ".so" not in entry.name or len(files) >= MAX_FILES_PER_DIR:
-                        continue
-                    try:
-                        if entry.is_file():
-                            files.append(os.path.join(directory, entry.name))
-                    except OSError:
-                        continue
+            for name in fs.listdir(host_dir):
+                if ".so" not in name or len(files) >= MAX_FILES_PER_DIR:
+                    continue
+                if fs.is_file(os.path.join(host_dir, name)):
+                    files.append(os.path.join(directory, name))
         except OSError:
             files = []
         files.sort()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 
@@ -13,6 +12,7 @@ from ldscope.elf.file import ElfFile
 from ldscope.elf.relocs import REF_LOAD, REF_NONE, copy_relocated_symbols
 from ldscope.elf.versions import VersionRequirement
 from ldscope.errors import InputFormatError
+from ldscope.loader.fs import OSFileSystem
 
 # Symbol types ld.so accepts as definitions (ALLOWED_STT in dl-lookup.c)
 _ALLOWED_TYPES = frozenset(
@@ -178,22 +178,22 @@ class ElfImage:
 class ImageCache:
     """Parses each distinct file once (keyed by device and inode); thread-safe."""
 
-    def __init__(self) -> None:
-        self._images: dict[tuple[int, int], ElfImage | InputFormatError] = {}
+    def __init__(self, fs: OSFileSystem | None = None) -> None:
+        self.fs = fs if fs is not None else OSFileSystem()
+        self._images: dict[tuple[object, ...], ElfImage | InputFormatError] = {}
         self._lock = threading.Lock()
 
     def get(self, host_path: str) -> ElfImage:
         """The image of a file, raising InputFormatError (cached too) for bad files."""
         try:
-            st = os.stat(host_path)
+            key = self.fs.key(host_path)
         except OSError as exc:
             raise InputFormatError(host_path, f"cannot stat: {exc.strerror or exc}") from None
-        key = (st.st_dev, st.st_ino)
         with self._lock:
             cached = self._images.get(key)
         if cached is None:
             try:
-                with ElfFile.open(host_path) as elf:
+                with self.fs.open_elf(host_path) as elf:
                     cached = ElfImage(elf, host_path)
             except InputFormatError as exc:
                 cached = exc

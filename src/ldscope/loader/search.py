@@ -125,8 +125,7 @@ class Searcher:
         """open_verify: (outcome, image, fatal error) for one candidate file."""
         host = self.env.host_path(target_path)
         try:
-            with open(host, "rb") as fh:
-                head = fh.read(64)
+            head = self.images.fs.head(host, 64)
         except FileNotFoundError:
             return OUTCOME_MISSING, None, None
         except IsADirectoryError:

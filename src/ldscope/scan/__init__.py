@@ -1,0 +1,1 @@
+"""Scanning whole environments, wheels, directories and root filesystems."""

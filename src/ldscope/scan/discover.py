@@ -1,0 +1,141 @@
+"""Finding the native files in a tree, without opening anything that is not a regular file."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+
+from ldscope.elf import constants as C
+
+ELF_MAGIC = b"\x7fELF"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A regular ELF file found in a target."""
+
+    path: str  # as the target's loader would name it (inside a root: the target-side path)
+    host_path: str  # where it is on this machine (or a wheel's virtual path)
+    e_type: int
+    has_interp: bool
+    machine: int
+    elf_class: int
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Something in a target that was not analysed, and why."""
+
+    path: str
+    reason: str
+    is_problem: bool  # unreadable things are findings; ordinary non-ELF files are not
+
+
+@dataclass
+class Discovery:
+    """What walking a target found."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    files_seen: int = 0
+
+
+def _interesting(name: str, mode: int) -> bool:
+    """Files worth reading the head of: library-like names or executable bits."""
+    return ".so" in name or bool(mode & 0o111) or name.endswith((".node", ".bin"))
+
+
+def classify_head(head: bytes) -> tuple[int, bool, int, int] | None:
+    """(e_type, has PT_INTERP unknown=False, e_machine, class) from an ELF header, or None."""
+    if len(head) < 20 or head[:4] != ELF_MAGIC or head[4] not in (1, 2) or head[5] not in (1, 2):
+        return None
+    order = "little" if head[5] == 1 else "big"
+    return int.from_bytes(head[16:18], order), False, int.from_bytes(head[18:20], order), head[4]
+
+
+def walk_tree(top: str, discovery: Discovery, root: str | None = None,
+              skip_dirs: frozenset[str] = frozenset({"proc", "sys", "dev"})) -> None:
+    """Add every ELF file under `top` (lstat first: special files are never opened)."""
+
+    def on_error(exc: OSError) -> None:
+        path = getattr(exc, "filename", None) or top
+        discovery.skipped.append(Skipped(_target(path, root), f"unreadable directory: {exc.strerror}", True))
+
+    if not os.path.isdir(top):
+        _consider(top, discovery, root)
+        return
+    for dirpath, dirnames, filenames in os.walk(top, onerror=on_error, followlinks=False):
+        if root is not None and os.path.abspath(dirpath) == os.path.abspath(root):
+            dirnames[:] = [d for d in dirnames if d not in skip_dirs]
+        dirnames.sort()
+        for name in sorted(filenames):
+            _consider(os.path.join(dirpath, name), discovery, root)
+        for d in dirnames:
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full) and not os.path.exists(full):
+                discovery.skipped.append(Skipped(_target(full, root), "broken symlink", True))
+
+
+def _target(host_path: str, root: str | None) -> str:
+    if root is None:
+        return host_path
+    rel = os.path.relpath(host_path, root)
+    return "/" + rel if rel != "." else "/"
+
+
+def _consider(path: str, discovery: Discovery, root: str | None) -> None:
+    discovery.files_seen += 1
+    try:
+        lst = os.lstat(path)
+    except OSError as exc:
+        discovery.skipped.append(Skipped(_target(path, root), f"cannot stat: {exc.strerror}", True))
+        return
+    if stat.S_ISLNK(lst.st_mode):
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                discovery.skipped.append(Skipped(_target(path, root), "symlink loop", True))
+            elif ".so" in os.path.basename(path):
+                discovery.skipped.append(Skipped(_target(path, root), "broken symlink", True))
+            return
+        # A symlink to a file: the file itself is scanned under its own name if it is in the
+        # tree; a link pointing outside is followed so the target's view is complete.
+        real = os.path.realpath(path)
+        inside = root is None or real.startswith(os.path.abspath(root) + os.sep)
+        if inside and stat.S_ISREG(st.st_mode):
+            return
+        return
+    if not stat.S_ISREG(lst.st_mode):
+        if stat.S_ISFIFO(lst.st_mode) or stat.S_ISCHR(lst.st_mode) or stat.S_ISBLK(lst.st_mode) or stat.S_ISSOCK(lst.st_mode):
+            discovery.skipped.append(Skipped(_target(path, root), "special file (device, FIFO or socket): not opened", False))
+        return
+    name = os.path.basename(path)
+    if not _interesting(name, lst.st_mode) or lst.st_size < 52:
+        return
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError as exc:
+        discovery.skipped.append(Skipped(_target(path, root), f"unreadable: {exc.strerror}", True))
+        return
+    info = classify_head(head)
+    if info is None:
+        if ".so" in name:
+            from ldscope.elf.ldscript import looks_like_linker_script
+
+            if looks_like_linker_script(head):
+                discovery.skipped.append(Skipped(_target(path, root), "GNU ld script (used by the linker, never loaded)", False))
+            elif head[:4] == ELF_MAGIC:
+                discovery.skipped.append(Skipped(_target(path, root), "malformed ELF header", True))
+            else:
+                discovery.skipped.append(Skipped(_target(path, root), "named like a library but not an ELF file", True))
+        return
+    e_type, _, machine, elf_class = info
+    if e_type not in (C.ET_DYN, C.ET_EXEC):
+        if e_type == C.ET_REL:
+            discovery.skipped.append(Skipped(_target(path, root), "relocatable object (.o): linked, not loaded", False))
+        return
+    discovery.candidates.append(Candidate(_target(path, root), path, e_type, False, machine, elf_class))

@@ -1,0 +1,242 @@
+"""`scan`: resolve targets, discover native files, simulate each in its host, gather findings."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ldscope.errors import InputFormatError
+from ldscope.loader import results as R
+from ldscope.loader.fs import OSFileSystem, WheelOverlay
+from ldscope.loader.image import ElfImage
+from ldscope.loader.simulate import Host
+from ldscope.scan import pyenv
+from ldscope.scan.discover import Candidate, Discovery, Skipped, classify_head, walk_tree
+from ldscope.scan.findings import Finding, collect_findings, environment_findings
+from ldscope.scan.runner import (
+    KIND_LIBRARY,
+    FileResult,
+    Job,
+    ScanSettings,
+    make_state,
+    plan_jobs,
+    run_jobs,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanTarget:
+    """One thing to scan, as resolved from the command line."""
+
+    spec: str
+    kind: str  # environment, directory, wheel, root, file
+    path: str
+    interpreter: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """Everything a scan found."""
+
+    targets: tuple[ScanTarget, ...]
+    files: tuple[FileResult, ...]
+    findings: tuple[Finding, ...]
+    skipped: tuple[Skipped, ...]
+    errors: tuple[str, ...]  # targets that could not be scanned at all (exit 2)
+    files_seen: int = 0
+
+    def summary(self) -> dict[str, object]:
+        """Counts for the one-screen summary."""
+        by_kind: dict[str, int] = {}
+        for f in self.files:
+            by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
+        problems_by_kind: dict[str, int] = {}
+        for finding in self.findings:
+            for p in finding.problems:
+                problems_by_kind[p.kind] = problems_by_kind.get(p.kind, 0) + 1
+        return {
+            "files_seen": self.files_seen,
+            "native_files": len(self.files),
+            "by_kind": dict(sorted(by_kind.items())),
+            "loads": sum(1 for f in self.files if f.loads),
+            "fails": sum(1 for f in self.files if not f.loads),
+            "problems_by_kind": dict(sorted(problems_by_kind.items())),
+            "findings": len(self.findings),
+            "skipped": len(self.skipped),
+            "unreadable": sum(1 for s in self.skipped if s.is_problem),
+        }
+
+
+def resolve_targets(specs: tuple[str, ...], python: str | None, root: str | None) -> tuple[list[ScanTarget], list[str]]:
+    """Turn command-line targets into ScanTargets; missing ones become errors."""
+    targets: list[ScanTarget] = []
+    errors: list[str] = []
+    if not specs:
+        if root is not None:
+            return [ScanTarget(root, "root", os.path.abspath(root))], errors
+        if python is not None:
+            env = pyenv.environment_of_interpreter(python)
+            return [ScanTarget(python, "environment", env.prefix, env.interpreter)], errors
+        return [ScanTarget("(this environment)", "environment", os.path.abspath(sys.prefix),
+                           os.path.realpath(sys.executable))], errors
+    for spec in specs:
+        path = os.path.abspath(spec)
+        if root is not None and os.path.isabs(spec):
+            path = os.path.join(os.path.abspath(root), spec.lstrip("/"))
+        if not os.path.lexists(path):
+            errors.append(f"{spec}: no such file or directory")
+        elif spec.endswith(".whl") and os.path.isfile(path):
+            targets.append(ScanTarget(spec, "wheel", path))
+        elif os.path.isdir(path):
+            if pyenv.looks_like_environment(path):
+                env = pyenv.describe_environment(path)
+                targets.append(ScanTarget(spec, "environment", path, env.interpreter))
+            else:
+                targets.append(ScanTarget(spec, "directory", path))
+        else:
+            targets.append(ScanTarget(spec, "file", path))
+    return targets, errors
+
+
+def _images(state_images: object, candidates: list[Candidate], skipped: list[Skipped]) -> tuple[list[Candidate], dict[str, ElfImage]]:
+    """Parse every candidate once; unreadable ones become skipped findings."""
+    images: dict[str, ElfImage] = {}
+    kept: list[Candidate] = []
+    get = getattr(state_images, "get")
+    for c in candidates:
+        try:
+            images[c.path] = get(c.host_path)
+            kept.append(c)
+        except InputFormatError as exc:
+            skipped.append(Skipped(c.path, f"unreadable ELF file: {exc.reason}", True))
+    return kept, images
+
+
+def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None = None,
+                progress: Callable[[int], None] | None = None) -> tuple[list[FileResult], list[Finding], Discovery]:
+    """Scan one target: discover, plan hosts, simulate, gather per-file results and findings."""
+    discovery = Discovery()
+    fs: OSFileSystem | None = None
+    python = settings.python or target.interpreter
+    distributions: list[pyenv.Distribution] = []
+    activation: tuple[str, ...] = ()
+    root = settings.root
+    if target.kind == "environment":
+        env = pyenv.describe_environment(target.path, target.interpreter)
+        python = python or env.interpreter
+        for top in env.scan_roots:
+            walk_tree(top, discovery)
+        distributions = pyenv.read_distributions(env.site_packages)
+        activation = env.activation_scripts
+    elif target.kind == "wheel":
+        mount_env = pyenv.describe_environment(with_env) if with_env else None
+        mount = mount_env.site_packages[0] if mount_env and mount_env.site_packages else f"/(wheel)/{os.path.basename(target.path)}"
+        overlay = WheelOverlay(target.path, mount)
+        fs = overlay
+        if mount_env is not None:
+            python = python or mount_env.interpreter
+            distributions = pyenv.read_distributions(mount_env.site_packages)
+        for vpath in overlay.virtual_files():
+            info = overlay.members[vpath]
+            discovery.files_seen += 1
+            if ".so" not in vpath and not (info.external_attr >> 16) & 0o111:
+                continue
+            try:
+                head = overlay.head(vpath, 64)
+            except InputFormatError as exc:
+                discovery.skipped.append(Skipped(vpath, exc.reason, True))
+                continue
+            parsed = classify_head(head)
+            if parsed is None:
+                if ".so" in vpath:
+                    discovery.skipped.append(Skipped(vpath, "named like a library but not an ELF file", True))
+                continue
+            discovery.candidates.append(Candidate(vpath, vpath, parsed[0], False, parsed[2], parsed[3]))
+    elif target.kind == "root":
+        walk_tree(target.path, discovery, root=target.path)
+        root = target.path
+    else:
+        walk_tree(target.path, discovery)
+    if root != settings.root:
+        from dataclasses import replace as dc_replace
+
+        settings = dc_replace(settings, root=root)
+    state = make_state(settings, fs)
+    if python is None:
+        python = os.path.realpath(sys.executable)
+    candidates, images = _images(state.images, discovery.candidates, discovery.skipped)
+    jobs, libraries = plan_jobs(state, candidates, python, distributions, discovery.skipped, images)
+    reports = run_jobs(state, jobs, progress)
+    results: list[FileResult] = []
+    covered: dict[str, str] = {}
+    all_reports: list[tuple[str, R.LoadReport]] = []
+    for job, report in zip(jobs, reports):
+        if isinstance(report, str):
+            discovery.skipped.append(Skipped(job.candidate.path, report, True))
+            continue
+        all_reports.append((job.candidate.path, report))
+        for path in report.load_order:
+            covered.setdefault(path, job.candidate.path)
+        results.append(FileResult(job.candidate.path, job.kind, report.loads, report.problems,
+                                  report.host, None, job.assumed))
+    leftovers = [c for c in libraries if c.path not in covered]
+    leftover_jobs = [Job(c, KIND_LIBRARY, Host("dlopen", None, settings.preload, settings.loaded, False))
+                     for c in leftovers]
+    for job, report in zip(leftover_jobs, run_jobs(state, leftover_jobs, progress)):
+        if isinstance(report, str):
+            discovery.skipped.append(Skipped(job.candidate.path, report, True))
+            continue
+        all_reports.append((job.candidate.path, report))
+        results.append(FileResult(job.candidate.path, KIND_LIBRARY, report.loads, report.problems,
+                                  report.host))
+    for c in libraries:
+        if c.path in covered:
+            own = _problems_of(c.path, all_reports)
+            loads = not any(p.severity == "error" for p in own)
+            results.append(FileResult(c.path, KIND_LIBRARY, loads, own, None, covered[c.path]))
+    findings = collect_findings(all_reports)
+    findings.extend(environment_findings(candidates, images, all_reports, activation, state.env))
+    results.sort(key=lambda r: r.path)
+    return results, findings, discovery
+
+
+def _problems_of(path: str, reports: list[tuple[str, R.LoadReport]]) -> tuple[R.Problem, ...]:
+    seen: dict[tuple[object, ...], R.Problem] = {}
+    for _target, report in reports:
+        for p in report.problems:
+            if p.file == path:
+                seen.setdefault((p.kind, p.symbol, p.version, p.library, p.message), p)
+    return tuple(seen.values())
+
+
+def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | None = None,
+             progress: Callable[[int], None] | None = None) -> ScanResult:
+    """Scan every target given (or this environment)."""
+    targets, errors = resolve_targets(specs, settings.python, settings.root)
+    files: list[FileResult] = []
+    findings: list[Finding] = []
+    skipped: list[Skipped] = []
+    seen = 0
+    for target in targets:
+        try:
+            r, f, d = scan_target(target, settings, with_env, progress)
+        except InputFormatError as exc:
+            errors.append(exc.one_line())
+            continue
+        files.extend(r)
+        findings.extend(f)
+        skipped.extend(d.skipped)
+        seen += d.files_seen
+    for s in skipped:
+        if s.is_problem:
+            findings.append(Finding(
+                cause=f"unreadable:{s.path}", severity="error", kind=R.UNREADABLE_FILE,
+                title=f"{s.path}: {s.reason}", problems=(R.Problem(R.UNREADABLE_FILE, "error", s.path, f"{s.path}: {s.reason}", R.WHEN_NEVER),),
+                files=(s.path,)))
+    findings.sort(key=lambda f: ({"error": 0, "warning": 1}.get(f.severity, 2), -len(f.files), f.title))
+    return ScanResult(tuple(targets), tuple(files), tuple(findings), tuple(skipped), tuple(errors), seen)
+
+
+__all__ = ["ScanResult", "ScanSettings", "ScanTarget", "run_scan", "field"]
