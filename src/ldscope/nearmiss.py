@@ -205,13 +205,13 @@ class NearMissFinder:
         return result[:5]
 
     def _python_api(self, name: str) -> list[R.NearMiss]:
-        in_scope = [p for p, img in self.scope() if name in img.definitions]
+        in_scope = [p for p, img in self.scope() if name in img.defined_names]
         if in_scope:
             return []
         defining: list[str] = []
         for path in self._python_libraries():
             img = self.image(path)
-            if img is not None and name in img.definitions:
+            if img is not None and name in img.defined_names:
                 m = _LIBPYTHON.match(os.path.basename(path))
                 defining.append(f"{m.group(1)}.{m.group(2)}" if m else path)
         host = self.report.host
@@ -268,7 +268,7 @@ class NearMissFinder:
     def _elsewhere(self, name: str) -> list[R.NearMiss]:
         result = []
         for path, img in self.candidate_images():
-            if name not in img.definitions:
+            if name not in img.defined_names:
                 continue
             in_extra = any(path.startswith(d.rstrip("/") + "/") for d in self.also_search)
             soname = img.soname or os.path.basename(path)

@@ -11,7 +11,6 @@ recognising the ``_GLIBCXX_USE_CXX11_ABI`` (``std::__cxx11``) split as its own k
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
@@ -38,26 +37,16 @@ DIFFERENCE_KINDS = (
     "kind-changed",  # one is a function, the other is data
 )
 
-# Prefixes c++filt prints for special symbols: (text, the inner entity is a function?)
-_SPECIAL_PREFIXES: tuple[tuple[str, bool], ...] = (
-    ("construction vtable for ", False),
-    ("vtable for ", False),
-    ("VTT for ", False),
-    ("typeinfo name for ", False),
-    ("typeinfo fn for ", False),
-    ("typeinfo for ", False),
-    ("guard variable for ", False),
-    ("TLS init function for ", False),
-    ("TLS wrapper function for ", False),
-    ("hidden alias for ", False),
-    ("java Class for ", False),
-    ("non-virtual thunk to ", True),
-    ("virtual thunk to ", True),
-    ("covariant return thunk to ", True),
-    ("transaction clone for ", True),
-    ("global constructors keyed to ", True),
-    ("global destructors keyed to ", True),
-)
+# Prefixes c++filt prints for special symbols, whose target is data or a function.
+_DATA_PREFIXES = (
+    "construction vtable for ", "vtable for ", "VTT for ", "typeinfo name for ",
+    "typeinfo fn for ", "typeinfo for ", "guard variable for ", "TLS init function for ",
+    "TLS wrapper function for ", "hidden alias for ", "java Class for ",
+)  # fmt: skip
+_FUNCTION_PREFIXES = (
+    "non-virtual thunk to ", "virtual thunk to ", "covariant return thunk to ",
+    "transaction clone for ", "global constructors keyed to ", "global destructors keyed to ",
+)  # fmt: skip
 _REFTEMP = re.compile(r"reference temporary #\d+ for ")
 _VERSION = re.compile(r"@{1,2}[\w.]*$")
 _CLONE = re.compile(r"\s*\[clone [^\]]*\]\s*$")
@@ -68,6 +57,7 @@ _QUALIFIERS = re.compile(
 )
 _QUALIFIER_TOKEN = re.compile(r"noexcept ?\([^()]*\)|throw ?\([^()]*\)|&&|&|[A-Za-z_]\w*")
 _ANON = "(anonymous namespace)"
+_DECLARATOR = re.compile(r"\((?:[\w:<>, ]*::)?[*&]+\)")
 _OPERATOR_SYMBOLS = sorted(
     (
         "<<=", ">>=", "<=>", "->*", "()", "[]", "<<", ">>", "<=", ">=", "->", "==", "!=",
@@ -81,6 +71,7 @@ _OPENERS = {"(": ")", "<": ">", "[": "]", "{": "}"}
 _CLOSERS = {")": "(", ">": "<", "]": "[", "}": "{"}
 _SPACE_NOT_BETWEEN_WORDS = re.compile(r"\s+(?=[^\w$])|(?<=[^\w$])\s+")
 _WS = re.compile(r"\s+")
+_SPACE = re.compile(" ")
 _VERBOSE_STD = {
     "std::string": "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
     "std::istream": "std::basic_istream<char, std::char_traits<char> >",
@@ -109,16 +100,12 @@ class Signature:
     version: str | None = None
     clones: tuple[str, ...] = ()
 
-    @property
-    def has_template_args(self) -> bool:
-        """True if the function or variable itself carries template arguments."""
-        return bool(self.template_args)
-
     def format(self) -> str:
         """Re-assemble a normalised one-line spelling of the signature."""
         name = self.qualified_name + "".join(self.name_abi_tags)
         if self.template_args:
             args = ", ".join(self.template_args)
+            name += " " if name.endswith("<") else ""
             name += f"<{args} >" if args.endswith(">") else f"<{args}>"
         if self.is_function:
             name += "(" + ", ".join(self.parameters) + ")"
@@ -127,6 +114,9 @@ class Signature:
         if self.return_type:
             name = f"{self.return_type} {name}"
         return f"{self.special}{name}" if self.special else name
+
+
+_PARTS = {"return": "return type", "template": "template arguments", "abi-tags": "ABI tags"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,17 +132,7 @@ class SignatureDifference:
     def describe(self) -> str:
         """Human-readable one-liner, e.g. ``parameter 4: int → unsigned int``."""
         w, f = self.wanted or "(none)", self.found or "(none)"
-        where = {
-            "return": "return type",
-            "scope": "scope",
-            "template": "template arguments",
-            "name": "name",
-            "abi-tags": "ABI tags",
-            "qualifiers": "qualifiers",
-            "kind": "kind",
-        }.get(self.part, self.part)
-        if self.index is not None:
-            where = f"parameter {self.index}"
+        where = f"parameter {self.index}" if self.index is not None else _PARTS.get(self.part, self.part)
         if self.kind == "parameter-added":
             return f"{where} added: {f}"
         if self.kind == "parameter-removed":
@@ -206,7 +186,13 @@ def _operator_end(s: str, i: int) -> int:
             depth = max(0, depth - 1)
         elif c == "(":
             if depth == 0 and not s.startswith(_ANON, j):
-                break
+                group_end = _group_end(s, j)
+                if not _DECLARATOR.match(s, j) or group_end >= n or s[group_end] != "(":
+                    break
+                # "operator void (S::*)()()": a declarator group and the parameters of
+                # the function type belong to the conversion type.
+                j = _group_end(s, group_end)
+                continue
             depth += 1
         elif c == ")":
             if depth == 0:
@@ -218,65 +204,75 @@ def _operator_end(s: str, i: int) -> int:
     return j
 
 
+_INTERESTING = re.compile(r"[()<>\[\]{}]|(?<![\w$])operator(?![\w$])")
+
+
+def _group_end(s: str, open_at: int) -> int:
+    """Index just past the ')' that closes the '(' at ``open_at`` (or ``len(s)``)."""
+    depth = 0
+    for k in range(open_at, len(s)):
+        if s[k] == "(":
+            depth += 1
+        elif s[k] == ")":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+    return len(s)
+
+
 def _depths(s: str) -> list[int]:
-    """Bracket depth of every character; operator names and ``(anonymous namespace)``
-    count as one level deeper so that they never look like top-level syntax."""
+    """Bracket depth of every character; characters of operator names and of
+    ``(anonymous namespace)`` get ``-(depth + 1)`` so they never look like syntax."""
     n = len(s)
     depth = [0] * n
     stack: list[str] = []
     i = 0
     while i < n:
-        c = s[i]
+        m = _INTERESTING.search(s, i)
         d = len(stack)
-        if (
-            c == "o"
-            and s.startswith("operator", i)
-            and (i == 0 or not _is_ident(s[i - 1]))
-            and (i + 8 >= n or not _is_ident(s[i + 8]))
-        ):
-            end = max(_operator_end(s, i), i + 8)
-            for k in range(i, end):
-                depth[k] = d + 1
+        if m is None:
+            depth[i:] = [d] * (n - i)
+            break
+        j = m.start()
+        if j > i:
+            depth[i:j] = [d] * (j - i)
+        tok = m.group()
+        if tok == "operator" or (tok == "(" and s.startswith(_ANON, j)):
+            end = max(_operator_end(s, j), j + 8) if tok == "operator" else j + len(_ANON)
+            depth[j:end] = [-(d + 1)] * (end - j)
             i = end
             continue
-        if c == "(" and s.startswith(_ANON, i):
-            for k in range(i, i + len(_ANON)):
-                depth[k] = d + 1
-            i += len(_ANON)
-            continue
-        if c in _OPENERS:
-            depth[i] = d
-            stack.append(c)
-        elif c in _CLOSERS:
-            opener = _CLOSERS[c]
-            if c == ">" and (not stack or stack[-1] != "<"):
-                depth[i] = d  # '->' or a comparison inside an expression
-            elif opener in stack:
-                while stack and stack.pop() != opener:
-                    pass
-                depth[i] = len(stack)
-            else:
-                depth[i] = d
+        if tok in _OPENERS:
+            depth[j] = d
+            stack.append(tok)
+        elif tok == ">" and (not stack or stack[-1] != "<"):
+            depth[j] = d  # '->' or a comparison inside an expression
+        elif _CLOSERS[tok] in stack:
+            while stack and stack.pop() != _CLOSERS[tok]:
+                pass
+            depth[j] = len(stack)
         else:
-            depth[i] = d
-        i += 1
+            depth[j] = d
+        i = j + 1
     return depth
 
 
 def _split_top(s: str, sep: str) -> list[str]:
     """Split ``s`` at occurrences of ``sep`` that are at bracket depth 0."""
+    if sep not in s:
+        return [s]
     depth = _depths(s)
     parts: list[str] = []
     start = 0
-    i = 0
     width = len(sep)
-    while i <= len(s) - width:
-        if s.startswith(sep, i) and all(depth[k] == 0 for k in range(i, i + width)):
+    i = s.find(sep)
+    while i >= 0:
+        if all(depth[k] == 0 for k in range(i, i + width)):
             parts.append(s[start:i])
-            i += width
-            start = i
+            start = i + width
+            i = s.find(sep, start)
         else:
-            i += 1
+            i = s.find(sep, i + 1)
     parts.append(s[start:])
     return parts
 
@@ -285,12 +281,18 @@ def _matching_open(s: str, depth: list[int], close: int) -> int:
     """Index of the bracket that opens the one closing at ``close`` (or -1)."""
     want = _CLOSERS.get(s[close])
     d = depth[close]
+    if d < 0:
+        return -1
     for k in range(close - 1, -1, -1):
         if depth[k] == d and s[k] == want:
             return k
-        if depth[k] < d:
+        if 0 <= depth[k] < d:
             return -1
     return -1
+
+
+def _all_spaces(text: str) -> list[int]:
+    return [m.start() for m in _SPACE.finditer(text)]
 
 
 def _norm(text: str) -> str:
@@ -324,15 +326,18 @@ def _unique(items: list[str]) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- parsing
 
 
-def _split_name(name: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
-    """(scope, base name, own template args, abi tags of the base) of a qualified name."""
+def _split_name(name: str, function: bool) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """(scope, base name, own template args, abi tags of the base) of a qualified name.
+
+    Only a function's own template arguments are split off; a data symbol such as
+    ``vtable for std::vector<int>`` keeps them in its name."""
     parts = _split_top(name, "::")
     base = parts[-1].strip()
     scope = "::".join(p.strip() for p in parts[:-1])
     tags: list[str] = []
     template_args: tuple[str, ...] = ()
     base, tags = _strip_tags(base, tags)
-    if base.endswith(">"):
+    if function and base.endswith(">"):
         open_at = _matching_open(base, _depths(base), len(base) - 1)
         if open_at > 0:
             template_args = _args(base[open_at + 1 : -1])
@@ -359,12 +364,12 @@ def _parse_entity(
     params_open = -1
     params_close = -1
     # The parameter list is the last top-level (...) followed only by qualifiers.
-    for close in range(len(s) - 1, -1, -1):
-        if s[close] == ")" and depth[close] == 0:
-            if _QUALIFIERS.fullmatch(s[close + 1 :]):
-                params_open = _matching_open(s, depth, close)
-                params_close = close
-            break
+    close = s.rfind(")")
+    while close >= 0 and depth[close] != 0:
+        close = s.rfind(")", 0, close)
+    if close >= 0 and _QUALIFIERS.fullmatch(s[close + 1 :]):
+        params_open = _matching_open(s, depth, close)
+        params_close = close
     head = s
     params: tuple[str, ...] = ()
     quals: tuple[str, ...] = ()
@@ -376,12 +381,12 @@ def _parse_entity(
         quals = tuple(_QUALIFIER_TOKEN.findall(s[params_close + 1 :]))
     return_type: str | None = None
     head_depth = _depths(head)
-    spaces = [i for i, c in enumerate(head) if c == " " and head_depth[i] == 0]
+    spaces = [i for i in _all_spaces(head) if head_depth[i] == 0]
     if spaces:
         cut = spaces[-1]
         return_type = head[:cut].strip() or None
         head = head[cut + 1 :]
-    scope, base, template_args, name_tags = _split_name(head)
+    scope, base, template_args, name_tags = _split_name(head, is_function)
     clean_scope = _norm(_ABI_TAG.sub("", scope))
     qualified = f"{clean_scope}::{base}" if clean_scope else base
     return Signature(
@@ -417,20 +422,19 @@ def _parse(demangled: str) -> Signature:
             break
         clones.insert(0, m.group(0).strip()[7:-1])
         s = s[: m.start()]
-    special: str | None = None
-    function_target = True
-    for prefix, is_func in _SPECIAL_PREFIXES:
-        if s.startswith(prefix):
-            special, function_target, s = prefix, is_func, s[len(prefix) :]
-            break
-    else:
-        m = _REFTEMP.match(s)
-        if m:
-            special, function_target, s = m.group(0), False, s[m.end() :]
+    special = next((p for p in (*_DATA_PREFIXES, *_FUNCTION_PREFIXES) if s.startswith(p)), None)
+    m = _REFTEMP.match(s)
+    if special is None and m:
+        special = m.group(0)
+    data = special is not None and special not in _FUNCTION_PREFIXES
+    if special is not None:
+        s = s[len(special) :]
     sig = _parse_entity(s, special, version, tuple(clones), raw)
-    if not function_target and sig.is_function:
-        # "guard variable for f()" is data even though its target looks like a function.
-        sig = dataclasses.replace(sig, is_function=False)
+    if data and sig.is_function:
+        # "typeinfo for int (char)" names a type, not a function: keep it whole.
+        text = _norm(_ABI_TAG.sub("", s))
+        return Signature(raw, text, "", text, abi_tags=sig.abi_tags, special=special,
+                         version=version, clones=sig.clones)  # fmt: skip
     return sig
 
 
@@ -470,13 +474,9 @@ def _strip_templates(scope: str) -> str:
     return "".join(out)
 
 
-def _compare_parameters(
-    wanted: tuple[str, ...], found: tuple[str, ...]
-) -> list[SignatureDifference]:
+def _compare_parameters(wanted: tuple[str, ...], found: tuple[str, ...]) -> list[SignatureDifference]:
     diffs: list[SignatureDifference] = []
-    matcher = difflib.SequenceMatcher(
-        a=[_key(p) for p in wanted], b=[_key(p) for p in found], autojunk=False
-    )
+    matcher = difflib.SequenceMatcher(a=[_key(p) for p in wanted], b=[_key(p) for p in found], autojunk=False)
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
         if op == "equal":
             continue
@@ -486,9 +486,7 @@ def _compare_parameters(
             kind = _classify(w, f, "parameter-changed") or "parameter-changed"
             diffs.append(SignatureDifference(kind, a0 + k + 1, w, f, "parameter"))
         for k in range(a0 + paired, a1):
-            diffs.append(
-                SignatureDifference("parameter-removed", k + 1, wanted[k], "", "parameter")
-            )
+            diffs.append(SignatureDifference("parameter-removed", k + 1, wanted[k], "", "parameter"))
         for k in range(b0 + paired, b1):
             diffs.append(SignatureDifference("parameter-added", k + 1, "", found[k], "parameter"))
     return diffs
@@ -503,10 +501,11 @@ def compare_signatures(wanted: Signature, found: Signature) -> list[SignatureDif
             diffs.append(SignatureDifference(kind, None, w, f, part))
 
     if wanted.is_function != found.is_function:
-        add("kind-changed", _kind(wanted), _kind(found), "kind")
+        kinds = {True: "function", False: "data"}
+        add("kind-changed", kinds[wanted.is_function], kinds[found.is_function], "kind")
     if _key(wanted.base_name) != _key(found.base_name):
-        add("name-changed", wanted.base_name, found.base_name, "name")
-    if _key(wanted.scope) != _key(found.scope):
+        add("name-changed", wanted.qualified_name, found.qualified_name, "name")
+    elif _key(wanted.scope) != _key(found.scope):
         if _cxx11_key(wanted.scope) == _cxx11_key(found.scope):
             add("cxx11-abi", wanted.scope, found.scope, "scope")
         elif _strip_templates(wanted.scope) == _strip_templates(found.scope):
@@ -515,39 +514,17 @@ def compare_signatures(wanted: Signature, found: Signature) -> list[SignatureDif
             add("namespace-moved", wanted.scope, found.scope, "scope")
     w_targs, f_targs = ", ".join(wanted.template_args), ", ".join(found.template_args)
     if wanted.template_args or found.template_args:
-        add(
-            _classify(f"<{w_targs}>", f"<{f_targs}>", "template-changed"),
-            f"<{w_targs}>",
-            f"<{f_targs}>",
-            "template",
-        )
+        w_t, f_t = f"<{w_targs}>", f"<{f_targs}>"
+        add(_classify(w_t, f_t, "template-changed"), w_t, f_t, "template")
     if wanted.name_abi_tags != found.name_abi_tags:
         w_tags, f_tags = "".join(wanted.name_abi_tags), "".join(found.name_abi_tags)
         cxx11 = {"[abi:cxx11]"} == set(wanted.name_abi_tags) ^ set(found.name_abi_tags)
         add("cxx11-abi" if cxx11 else "abi-tag-changed", w_tags, f_tags, "abi-tags")
-    if wanted.return_type is not None and found.return_type is not None:
-        add(
-            _classify(wanted.return_type, found.return_type, "return-changed"),
-            wanted.return_type,
-            found.return_type,
-            "return",
-        )
+    w_ret, f_ret = wanted.return_type, found.return_type
+    if w_ret is not None and f_ret is not None:
+        add(_classify(w_ret, f_ret, "return-changed"), w_ret, f_ret, "return")
     if wanted.is_function and found.is_function:
-        if wanted.qualifiers != found.qualifiers:
-            add(
-                "qualifier-changed",
-                " ".join(wanted.qualifiers),
-                " ".join(found.qualifiers),
-                "qualifiers",
-            )
+        w_q, f_q = " ".join(wanted.qualifiers), " ".join(found.qualifiers)
+        add("qualifier-changed" if w_q != f_q else None, w_q, f_q, "qualifiers")
         diffs.extend(_compare_parameters(wanted.parameters, found.parameters))
     return diffs
-
-
-def _kind(sig: Signature) -> str:
-    return "function" if sig.is_function else "data"
-
-
-def describe_differences(differences: list[SignatureDifference]) -> list[str]:
-    """``describe()`` of each difference, in order."""
-    return [d.describe() for d in differences]

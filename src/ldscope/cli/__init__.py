@@ -13,6 +13,7 @@ from ldscope import __version__
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "info": ("ldscope.cli.info_cmd", "info", "Summarise ELF files, archives and linker scripts."),
     "load": ("ldscope.cli.load_cmd", "load", "Will it load? Library tree, problems, near-misses."),
+    "scan": ("ldscope.cli.scan_cmd", "scan", "Will everything native in an environment, wheel or tree load?"),
     "symbols": ("ldscope.cli.symbols_cmd", "symbols", "List symbols like nm, with versions and demangling."),
 }
 
@@ -44,6 +45,7 @@ def cli() -> None:
 
     \b
     Examples:
+      ldscope scan                            every native file in this Python environment
       ldscope load ./ext.cpython-311-x86_64-linux-gnu.so   will it import?
       ldscope info /usr/bin/python3           what the loader and linker see in a file
       ldscope symbols -D --grep GLIBCXX libfoo.so

@@ -366,13 +366,14 @@ class ElfFile:
             return int(symoffset)
         last = int(buckets.max())
         chain_off = buckets_off + 4 * nbuckets
-        pos = last
-        limit = self.size // 4
-        while pos < limit:
-            value = int(self._array(chain_off + 4 * (pos - symoffset), word, 1, "GNU hash chain")[0])
-            pos += 1
-            if value & 1:
-                return pos
+        # The last bucket's chain ends at the first word with bit 0 set. Scan it as numpy
+        # views in blocks: a word-at-a-time loop takes seconds over megabytes of even words.
+        start = chain_off + 4 * (last - symoffset)
+        words = self._array(start, word, max(self.size - start, 0) // 4, "GNU hash chain")
+        for lo in range(0, len(words), 1 << 16):
+            odd = np.flatnonzero(words[lo : lo + (1 << 16)] & 1)
+            if odd.size:
+                return last + lo + int(odd[0]) + 1
         raise InputFormatError(self.name, "GNU hash chain does not terminate", chain_off)
 
     @cached_property

@@ -42,7 +42,7 @@ def is_python_extension(path: str, image: ElfImage) -> bool:
         return False
     if _EXTENSION_SUFFIX.search(os.path.basename(path)):
         return True
-    return any(name.startswith("PyInit_") for name in image.definitions)
+    return any(name.startswith("PyInit_") for name in image.defined_names)
 
 
 def choose_host(path: str, image: ElfImage, options: LoadOptions) -> Host:
@@ -75,7 +75,7 @@ def simulate_load(
         env = make_environment(options.env, options.clear_env, options.root)
         env.extra_search_dirs = options.also_search
     images = images or ImageCache()
-    model = LoaderModel(env, images)
+    model = LoaderModel(env, images, record_bindings=options.bindings)
     host_path = env.host_path(path) if options.root and os.path.isabs(path) else path
     if not os.path.exists(host_path):
         raise InputFormatError(path, "no such file")

@@ -60,15 +60,44 @@ def _demangle(name: str) -> str | None:
     return demangle(name)
 
 
-def bind_object(
-    obj: LoadedObject, main: LoadedObject | None
-) -> tuple[list[R.Problem], list[R.Binding]]:
-    """Resolve every relocation-referenced symbol of one object; problems for unresolved ones."""
-    problems: list[R.Problem] = []
-    bindings: list[R.Binding] = []
+BindingCache = dict[tuple[object, ...], object]
+
+
+def _scope_index(stable: list[ElfImage], cache: BindingCache) -> dict[str, list[int]]:
+    """name → positions (in scope order) of the files defining it, cached per scope."""
+    key = ("scope", *(id(image) for image in stable))
+    index = cache.get(key)
+    if index is None:
+        built: dict[str, list[int]] = {}
+        for pos, image in enumerate(stable):
+            for name in image.defined_names:
+                built.setdefault(name, []).append(pos)
+        cache[key] = index = built
+    assert isinstance(index, dict)
+    return index
+
+
+def _scopes(obj: LoadedObject) -> list[list[LoadedObject]]:
     scopes = obj.scope if obj.scope else [[obj]]
     if obj.image.symbolic:
         scopes = [[obj], *scopes]
+    return scopes
+
+
+def bind_object(
+    obj: LoadedObject, main: LoadedObject | None, cache: BindingCache | None = None
+) -> tuple[list[R.Problem], list[R.Binding]]:
+    """Resolve every relocation-referenced symbol of one object; problems for unresolved ones.
+
+    With a cache, bindings are not recorded and work is shared between processes whose
+    scopes hold the same files (see `_unresolved_cached`).
+    """
+    if cache is not None:
+        refs = obj.image.references
+        return [_unresolved_problem(obj, refs[i]) for i in _unresolved_cached(obj, cache)], []
+    problems: list[R.Problem] = []
+    bindings: list[R.Binding] = []
+    scopes = _scopes(obj)
     for ref in obj.image.references:
         skip = obj if ref.is_copy else None
         found = lookup(ref, scopes, skip)
@@ -76,20 +105,73 @@ def bind_object(
         if found is not None:
             bindings.append(R.Binding(obj.path, ref.name, ref.version, found[0].path, when))
             continue
-        if ref.weak or (not ref.undefined and not ref.is_copy):
+        if not _fails_unbound(ref):
             bindings.append(R.Binding(obj.path, ref.name, ref.version, None, R.WHEN_NEVER))
             continue
-        version_text = f", version {ref.version}" if ref.version else ""
-        prefix = "symbol lookup error: " if obj.is_main or not obj.dlopened else ""
-        message = f"{prefix}{obj.path}: undefined symbol: {ref.name}{version_text}"
-        problems.append(
-            R.Problem(
-                R.UNRESOLVED_SYMBOL, "error", obj.path, message, when,
-                symbol=ref.name, demangled=_demangle(ref.name), version=ref.version,
-                library=ref.version_file, cause=f"unresolved:{obj.path}",
-            )
-        )
+        problems.append(_unresolved_problem(obj, ref))
     return problems, bindings
+
+
+def _fails_unbound(ref: Reference) -> bool:
+    """An unbound reference fails unless weak, or a defined symbol's own (non-copy) use."""
+    return not ref.weak and (ref.undefined or ref.is_copy)
+
+
+def _matches(image: ElfImage, ref: Reference) -> bool:
+    defs = image.definitions.get(ref.name)
+    return bool(defs) and match_in_object(image, defs, ref.version, False, not ref.at_load) is not None
+
+
+def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
+    """Indices of obj's references that bind nowhere, sharing work across processes.
+
+    The scope is split into per-process objects (the main program, the dlopen'ed root:
+    `volatile`) and the rest. Lookups against the rest are cached by the identity of the
+    files in it; a reference unbound there is then bound if any per-process object defines
+    it (which object wins does not matter for whether it fails).
+    """
+    flat = [o for scope in _scopes(obj) for o in scope]
+    stable = [o.image for o in flat if not o.volatile]
+    refs = obj.image.references
+    key = (id(obj.image), tuple(id(image) for image in stable))
+    cached = cache.get(key)
+    if cached is None:
+        index = _scope_index(stable, cache)
+        unresolved_refs: list[int] = []
+        for i, ref in enumerate(refs):
+            found = False
+            for pos in index.get(ref.name, ()):
+                image = stable[pos]
+                if ref.is_copy and image is obj.image:
+                    continue
+                if _matches(image, ref):
+                    found = True
+                    break
+            if not found and _fails_unbound(ref):
+                unresolved_refs.append(i)
+        cache[key] = cached = unresolved_refs
+    assert isinstance(cached, list)
+    unresolved: list[int] = cached
+    volatile = [o for o in flat if o.volatile]
+    if not volatile:
+        return list(unresolved)
+    return [
+        i
+        for i in unresolved
+        if not any(_matches(v.image, refs[i]) for v in volatile if not (refs[i].is_copy and v is obj))
+    ]
+
+
+def _unresolved_problem(obj: LoadedObject, ref: Reference) -> R.Problem:
+    when = R.WHEN_LOAD if (ref.at_load or obj.bind_now) else R.WHEN_FIRST_CALL
+    version_text = f", version {ref.version}" if ref.version else ""
+    prefix = "symbol lookup error: " if obj.is_main or not obj.dlopened else ""
+    message = f"{prefix}{obj.path}: undefined symbol: {ref.name}{version_text}"
+    return R.Problem(
+        R.UNRESOLVED_SYMBOL, "error", obj.path, message, when,
+        symbol=ref.name, demangled=_demangle(ref.name), version=ref.version,
+        library=ref.version_file, cause=f"unresolved:{obj.path}",
+    )
 
 
 def check_versions(obj: LoadedObject, loaded: list[LoadedObject]) -> list[R.Problem]:

@@ -86,57 +86,92 @@ class ElfImage:
         self.has_versym = table is not None and table.versions is not None and (
             table.versions.versym is not None
         )
-        self.definitions: dict[str, list[Definition]] = {}
-        self.references: list[Reference] = []
+        self._defined_idx: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._ref_rows: list[tuple[int, str | None, str | None, bool, int, int, bool]] = []
+        self._definitions: dict[str, list[Definition]] | None = None
+        self._references: list[Reference] | None = None
+        self._defined_names: frozenset[str] | None = None
         if table is not None and self.symbol_count:
             self._index_symbols(elf)
 
     def _index_symbols(self, elf: ElfFile) -> None:
+        """Keep compact copies of what binding needs; objects are built on first use."""
         table = elf.dynsym
         assert table is not None
         n = self.symbol_count
-        names = self._names
-        bind = table.bind
-        stype = table.type
+        bind = table.bind.astype(np.int8)
+        stype = table.type.astype(np.int8)
         shndx = table.section_index
         value = table.value
         versions = table.versions
         versym = (
-            versions.versym[:n].astype(np.int64)
+            versions.versym[:n].astype(np.int32)
             if versions is not None and versions.versym is not None
-            else np.ones(n, dtype=np.int64)
+            else np.ones(n, dtype=np.int32)
         )
         if len(versym) < n:
-            versym = np.concatenate([versym, np.ones(n - len(versym), dtype=np.int64)])
+            versym = np.concatenate([versym, np.ones(n - len(versym), dtype=np.int32)])
         undefined = shndx == C.SHN_UNDEF
         usable = (bind != C.STB_LOCAL) & np.isin(stype, list(_ALLOWED_TYPES))
         # st_value 0 is "no value" except for TLS and absolute symbols (check_match).
         has_value = (value != 0) | (stype == C.STT_TLS) | (shndx == C.SHN_ABS)
         defined = usable & has_value & (~undefined | (value != 0))
         defined[0] = False
-        for i in np.flatnonzero(defined).tolist():
-            vs = int(versym[i])
-            self.definitions.setdefault(names[i], []).append(
-                Definition(i, vs & 0x7FFF, bool(vs & 0x8000), bool(undefined[i]), int(stype[i]), int(bind[i]))
-            )
+        self._defined_idx = np.flatnonzero(defined)
+        self._versym = versym
+        self._bind = bind
+        self._stype = stype
+        self._undefined = undefined
         kinds = elf.symbol_reference_kinds
         copies = set(copy_relocated_symbols(list(elf.dynamic_relocations), elf.e_machine).tolist())
+        rows = []
         for i in np.flatnonzero(kinds != REF_NONE).tolist():
             version, hidden, vfile = versions.of(i) if versions is not None else (None, False, None)
-            self.references.append(
-                Reference(
-                    index=i,
-                    name=names[i],
-                    version=version,
-                    version_file=vfile,
-                    version_hidden=hidden,
-                    weak=int(bind[i]) == C.STB_WEAK,
-                    undefined=bool(undefined[i]),
-                    at_load=int(kinds[i]) == REF_LOAD,
-                    is_copy=i in copies,
-                    type=int(stype[i]),
+            rows.append((i, version, vfile, hidden, int(kinds[i]), 1 if i in copies else 0, bool(undefined[i])))
+        self._ref_rows = rows
+
+    @property
+    def definitions(self) -> dict[str, list[Definition]]:
+        """name → definitions in dynsym order (built on first use)."""
+        if self._definitions is None:
+            names = self._names
+            versym = self._versym
+            defs: dict[str, list[Definition]] = {}
+            for i in self._defined_idx.tolist():
+                vs = int(versym[i])
+                defs.setdefault(names[i], []).append(
+                    Definition(i, vs & 0x7FFF, bool(vs & 0x8000), bool(self._undefined[i]),
+                               int(self._stype[i]), int(self._bind[i]))
                 )
-            )
+            self._definitions = defs
+        return self._definitions
+
+    @property
+    def defined_names(self) -> frozenset[str]:
+        """Names this file exports (cheap membership test, no Definition objects)."""
+        if self._defined_names is None:
+            if self._definitions is not None:
+                self._defined_names = frozenset(self._definitions)
+            else:
+                names = self._names
+                self._defined_names = frozenset(names[i] for i in self._defined_idx.tolist())
+        return self._defined_names
+
+    @property
+    def references(self) -> list[Reference]:
+        """Relocation-referenced dynamic symbols (built on first use)."""
+        if self._references is None:
+            names = self._names
+            self._references = [
+                Reference(
+                    index=i, name=names[i], version=version, version_file=vfile,
+                    version_hidden=hidden, weak=int(self._bind[i]) == C.STB_WEAK,
+                    undefined=undefined, at_load=kind == REF_LOAD, is_copy=bool(copy),
+                    type=int(self._stype[i]),
+                )
+                for i, version, vfile, hidden, kind, copy, undefined in self._ref_rows
+            ]
+        return self._references
 
     @classmethod
     def synthetic(cls, needed: tuple[str, ...], like: ElfImage) -> ElfImage:
@@ -161,8 +196,11 @@ class ElfImage:
         image.symbol_count = 0
         image._names = []
         image.has_versym = False
-        image.definitions = {}
-        image.references = []
+        image._defined_idx = np.zeros(0, dtype=np.int64)
+        image._ref_rows = []
+        image._definitions = {}
+        image._references = []
+        image._defined_names = frozenset()
         return image
 
     @property

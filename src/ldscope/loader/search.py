@@ -32,6 +32,7 @@ class LoadedObject:
     searchlist: list[LoadedObject] = field(default_factory=list)  # its own BFS dependency list
     scope: list[list[LoadedObject]] = field(default_factory=list)
     bind_now: bool = False
+    volatile: bool = False  # specific to one process (main program, dlopen root): never cached
 
     @property
     def display(self) -> str:

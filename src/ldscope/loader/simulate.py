@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ldscope.errors import InputFormatError
 from ldscope.loader import results as R
-from ldscope.loader.binding import bind_object, check_versions
+from ldscope.loader.binding import BindingCache, bind_object, check_versions
 from ldscope.loader.environment import LoadEnvironment
 from ldscope.loader.image import ElfImage, ImageCache
 from ldscope.loader.search import LoadedObject, Searcher
@@ -144,9 +144,12 @@ class Process:
 class LoaderModel:
     """Entry point: simulate loading a target in a host, producing a LoadReport."""
 
-    def __init__(self, env: LoadEnvironment | None = None, images: ImageCache | None = None) -> None:
+    def __init__(self, env: LoadEnvironment | None = None, images: ImageCache | None = None,
+                 record_bindings: bool = True) -> None:
         self.env = env if env is not None else LoadEnvironment()
         self.images = images if images is not None else ImageCache()
+        # Without binding records, lookups are cached across simulations (scan).
+        self.binding_cache: BindingCache | None = None if record_bindings else {}
 
     def _process(self, image: ElfImage) -> Process:
         searcher = Searcher(self.env, self.images, image.e_machine, image.elf_class, image.little_endian)
@@ -188,7 +191,7 @@ class LoaderModel:
         image = self._open_target(path)
         process = self._process(image)
         target = os.path.abspath(path) if not self.env.root else path
-        main = LoadedObject(target, image, None, R.VIA_MAIN, is_main=True)
+        main = LoadedObject(target, image, None, R.VIA_MAIN, is_main=True, volatile=True)
         main.names.add(target)
         process.main = main
         process.objects.append(main)
@@ -253,6 +256,7 @@ class LoaderModel:
         if root is None:
             return self._report(target, host, process, [])
         root.dlopened = True
+        root.volatile = True
         root.searchlist = process.load_dependencies([root])
         new_objects = [o for o in process.objects if id(o) not in before]
         for obj in new_objects:
@@ -279,7 +283,7 @@ class LoaderModel:
             main_path = "(minimal host)"
         else:
             main_path = host.executable or "(host)"
-        main = LoadedObject(main_path, host_image, None, R.VIA_HOST, is_main=True)
+        main = LoadedObject(main_path, host_image, None, R.VIA_HOST, is_main=True, volatile=True)
         process.main = main
         process.objects.append(main)
         self._add_interpreter(process, host_image, main_path)
@@ -312,7 +316,7 @@ class LoaderModel:
                 process.problems.extend(check_versions(obj, process.objects))
         for obj in objects:
             obj.bind_now = now or obj.image.now or self.env.bind_now
-            problems, obj_bindings = bind_object(obj, process.main)
+            problems, obj_bindings = bind_object(obj, process.main, self.binding_cache)
             process.problems.extend(problems)
             bindings.extend(obj_bindings)
         return bindings

@@ -178,7 +178,8 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
             continue
         all_reports.append((job.candidate.path, report))
         for path in report.load_order:
-            covered.setdefault(path, job.candidate.path)
+            # ld.so keeps names like $ORIGIN/../lib/x.so unnormalised; files are compared by path.
+            covered.setdefault(os.path.normpath(path), job.candidate.path)
         results.append(FileResult(job.candidate.path, job.kind, report.loads, report.problems,
                                   report.host, None, job.assumed))
     leftovers = [c for c in libraries if c.path not in covered]
@@ -206,7 +207,7 @@ def _problems_of(path: str, reports: list[tuple[str, R.LoadReport]]) -> tuple[R.
     seen: dict[tuple[object, ...], R.Problem] = {}
     for _target, report in reports:
         for p in report.problems:
-            if p.file == path:
+            if os.path.normpath(p.file) == path:
                 seen.setdefault((p.kind, p.symbol, p.version, p.library, p.message), p)
     return tuple(seen.values())
 

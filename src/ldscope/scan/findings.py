@@ -96,8 +96,8 @@ def environment_findings(
         ids.add(id(image))
         by_soname.setdefault(image.soname, []).append(c.path)
     for soname, paths in sorted(by_soname.items()):
-        if len(paths) < 2:
-            continue
+        if len(paths) < 2 or _identical([images[p].host_path for p in paths]):
+            continue  # byte-identical copies (auditwheel's content-hashed names) cannot disagree
         message = (f"{len(paths)} different files have SONAME {soname}: " + ", ".join(paths)
                    + "; which one a process gets depends on load order and search paths")
         problem = R.Problem("duplicate-soname", "warning", paths[0], message, R.WHEN_NEVER,
@@ -125,6 +125,26 @@ def environment_findings(
                                 (problem,), tuple(targets)))
     _ = env
     return findings
+
+
+def _identical(paths: list[str]) -> bool:
+    """True if all files have the same contents (size first, then SHA-256)."""
+    import hashlib
+
+    try:
+        sizes = {os.path.getsize(p) for p in paths}
+        if len(sizes) > 1:
+            return False
+        digests = set()
+        for p in paths:
+            h = hashlib.sha256()
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            digests.add(h.hexdigest())
+        return len(digests) == 1
+    except OSError:
+        return False
 
 
 def _sets_ld_library_path(script: str) -> bool:

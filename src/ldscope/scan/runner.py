@@ -85,7 +85,7 @@ class ScanState:
     model: LoaderModel = field(init=False)
 
     def __post_init__(self) -> None:
-        self.model = LoaderModel(self.env, self.images)
+        self.model = LoaderModel(self.env, self.images, record_bindings=False)
 
 
 def make_state(settings: ScanSettings, fs: OSFileSystem | None = None) -> ScanState:
