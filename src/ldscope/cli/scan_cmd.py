@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 import click
 
-from ldscope.cli.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INPUT_ERROR, diagnose, output_options, write_output
+from ldscope.cli.common import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    EXIT_INPUT_ERROR,
+    diagnose,
+    output_options,
+    write_output,
+)
 
 
 @click.command()
@@ -82,7 +90,7 @@ def scan(
     raise SystemExit(EXIT_FINDINGS if failing(result, fail_on) else EXIT_CLEAN)
 
 
-def _progress_bar():  # type: ignore[no-untyped-def]
+def _progress_bar() -> Callable[[int], None]:
     """A minimal stderr counter for long scans (only on a terminal)."""
     done = [0]
 

@@ -119,7 +119,9 @@ def _fails_unbound(ref: Reference) -> bool:
 
 def _matches(image: ElfImage, ref: Reference) -> bool:
     defs = image.definitions.get(ref.name)
-    return bool(defs) and match_in_object(image, defs, ref.version, False, not ref.at_load) is not None
+    if not defs:
+        return False
+    return match_in_object(image, defs, ref.version, False, not ref.at_load) is not None
 
 
 def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:

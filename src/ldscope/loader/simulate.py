@@ -141,6 +141,18 @@ class Process:
         return searchlist
 
 
+def _ignore_preload_failure(process: Process, before: int, name: str) -> None:
+    """rtld.c do_preload: an LD_PRELOAD entry that cannot be mapped is skipped with
+    "ERROR: ld.so: object 'NAME' from LD_PRELOAD cannot be preloaded (...): ignored." and
+    the program still runs, so its problems are warnings."""
+    for i in range(before, len(process.problems)):
+        p = process.problems[i]
+        process.problems[i] = R.Problem(
+            p.kind, "warning", p.file,
+            f"ERROR: ld.so: object '{name}' from LD_PRELOAD cannot be preloaded: ignored ("
+            + p.message + ")", R.WHEN_NEVER, library=p.library, tried=p.tried, cause=p.cause)
+
+
 class LoaderModel:
     """Entry point: simulate loading a target in a host, producing a LoadReport."""
 
@@ -200,9 +212,12 @@ class LoaderModel:
         self._add_interpreter(process, image, target)
         preloads: list[LoadedObject] = []
         for name in list(self.env.ld_preload) + list(host.preload):
+            before = len(process.problems)
             obj = process.map_object(name, main, via_override=R.VIA_PRELOAD)
             if obj is not None and obj not in preloads:
                 preloads.append(obj)
+            if name in self.env.ld_preload:
+                _ignore_preload_failure(process, before, name)
         process.global_scope = process.load_dependencies([main, *preloads])
         main.searchlist = process.global_scope
         for obj in process.objects:
@@ -269,7 +284,8 @@ class LoaderModel:
         """Load the host program (and its dependencies); return the object calling dlopen."""
         if host.executable is not None:
             try:
-                host_image = self.images.get(host.executable)
+                # A target-side path, like the dlopen target: map it into the sysroot.
+                host_image = self._open_target(host.executable)
             except InputFormatError as exc:
                 process.problems.append(R.Problem(
                     R.UNREADABLE_FILE, "warning", host.executable,

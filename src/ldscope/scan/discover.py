@@ -51,8 +51,10 @@ def classify_head(head: bytes) -> tuple[int, bool, int, int] | None:
     """(e_type, has PT_INTERP unknown=False, e_machine, class) from an ELF header, or None."""
     if len(head) < 20 or head[:4] != ELF_MAGIC or head[4] not in (1, 2) or head[5] not in (1, 2):
         return None
-    order = "little" if head[5] == 1 else "big"
-    return int.from_bytes(head[16:18], order), False, int.from_bytes(head[18:20], order), head[4]
+    little = head[5] == 1
+    e_type = int.from_bytes(head[16:18], "little" if little else "big")
+    e_machine = int.from_bytes(head[18:20], "little" if little else "big")
+    return e_type, False, e_machine, head[4]
 
 
 def walk_tree(top: str, discovery: Discovery, root: str | None = None,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ldscope.errors import InputFormatError
 from ldscope.loader import results as R
 from ldscope.loader.fs import OSFileSystem, WheelOverlay
-from ldscope.loader.image import ElfImage
+from ldscope.loader.image import ElfImage, ImageCache
 from ldscope.loader.simulate import Host
 from ldscope.scan import pyenv
 from ldscope.scan.discover import Candidate, Discovery, Skipped, classify_head, walk_tree
@@ -100,14 +100,13 @@ def resolve_targets(specs: tuple[str, ...], python: str | None, root: str | None
     return targets, errors
 
 
-def _images(state_images: object, candidates: list[Candidate], skipped: list[Skipped]) -> tuple[list[Candidate], dict[str, ElfImage]]:
+def _images(cache: ImageCache, candidates: list[Candidate], skipped: list[Skipped]) -> tuple[list[Candidate], dict[str, ElfImage]]:
     """Parse every candidate once; unreadable ones become skipped findings."""
     images: dict[str, ElfImage] = {}
     kept: list[Candidate] = []
-    get = getattr(state_images, "get")
     for c in candidates:
         try:
-            images[c.path] = get(c.host_path)
+            images[c.path] = cache.get(c.host_path)
             kept.append(c)
         except InputFormatError as exc:
             skipped.append(Skipped(c.path, f"unreadable ELF file: {exc.reason}", True))
@@ -240,4 +239,4 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     return ScanResult(tuple(targets), tuple(files), tuple(findings), tuple(skipped), tuple(errors), seen)
 
 
-__all__ = ["ScanResult", "ScanSettings", "ScanTarget", "run_scan", "field"]
+__all__ = ["ScanResult", "ScanSettings", "ScanTarget", "field", "run_scan"]

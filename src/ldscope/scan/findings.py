@@ -54,9 +54,9 @@ def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
                 continue
             key = _problem_key(p)
             problems.setdefault(key, p)
-            files = affected.setdefault(key, [])
-            if target not in files:
-                files.append(target)
+            hit = affected.setdefault(key, [])
+            if target not in hit:
+                hit.append(target)
     groups: dict[str, list[tuple[object, ...]]] = {}
     for key, p in problems.items():
         cause = p.cause or (p.kind + ":" + (p.library or p.message))
@@ -139,7 +139,7 @@ def _identical(paths: list[str]) -> bool:
         for p in paths:
             h = hashlib.sha256()
             with open(p, "rb") as fh:
-                for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                while chunk := fh.read(1 << 20):
                     h.update(chunk)
             digests.add(h.hexdigest())
         return len(digests) == 1

@@ -60,10 +60,11 @@ def find_interpreter(prefix: str) -> str | None:
                 continue
     cfg = os.path.join(prefix, "pyvenv.cfg")
     if os.path.exists(cfg):
-        for line in open(cfg, encoding="utf-8", errors="replace"):
-            key, _, value = line.partition("=")
-            if key.strip() == "executable" and os.path.exists(value.strip()):
-                return os.path.realpath(value.strip())
+        with open(cfg, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition("=")
+                if key.strip() == "executable" and os.path.exists(value.strip()):
+                    return os.path.realpath(value.strip())
     return None
 
 
@@ -88,7 +89,7 @@ def describe_environment(prefix: str, interpreter: str | None = None) -> PythonE
     pattern = f"python{version}" if version else "python3*"
     for lib in ("lib", "lib64"):
         site.extend(sorted(glob.glob(os.path.join(prefix, lib, pattern, "site-packages"))))
-    roots = _outermost(site + [os.path.join(prefix, "bin"), os.path.join(prefix, "lib")])
+    roots = _outermost([*site, os.path.join(prefix, "bin"), os.path.join(prefix, "lib")])
     activation = sorted(glob.glob(os.path.join(prefix, "etc", "conda", "activate.d", "*.sh")))
     activation += [p for p in (os.path.join(prefix, "bin", "activate"),) if os.path.exists(p)]
     site_real = _outermost(site)
