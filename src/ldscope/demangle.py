@@ -30,7 +30,7 @@ __all__ = ["backend_versions", "demangle", "demangle_many", "is_mangled"]
 _RUST_LEGACY = re.compile(r"_ZN.*17h[0-9a-f]{16}E(?=\.|$)")
 _GLOBAL_CTOR = re.compile(r"_GLOBAL_[._$][DI]_")
 
-# c++filt runs with DMGL_VERBOSE; __cxa_demangle does not.  In cp-demangle.c that flag only
+# c++filt runs with DMGL_VERBOSE; __cxa_demangle does not.  In cp-demangle.c that flag
 # selects the full spelling of these standard substitutions (Ss, Si, So, Sd).
 _VERBOSE_SPELLING = {
     "string": "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
