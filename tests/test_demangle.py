@@ -6,7 +6,6 @@ import hashlib
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
