@@ -89,7 +89,8 @@ def render_problems(problems: list[R.Problem], verbose: bool, use_color: bool) -
     groups: OrderedDict[str, list[R.Problem]] = OrderedDict()
     for p in sorted(problems, key=lambda p: _SEVERITY_ORDER.get(p.severity, 3)):
         groups.setdefault(p.cause or p.message, []).append(p)
-    lines = [f"problems ({len(problems)}, {len(groups)} distinct causes):"]
+    plural = "s" if len(problems) != 1 else ""
+    lines = [f"{len(problems)} problem{plural}, {len(groups)} cause{'s' if len(groups) != 1 else ''}:"]
     for _cause, members in groups.items():
         first = members[0]
         color = "red" if first.severity == "error" else "yellow"
@@ -110,8 +111,7 @@ def render_problems(problems: list[R.Problem], verbose: bool, use_color: bool) -
                 if p.demangled:
                     lines.append(f"        = {p.demangled}")
             for n in p.near_misses[: (5 if verbose else 2)]:
-                where = f" in {n.file}" if n.file else ""
-                lines.append(f"        near-miss{where}: {n.explanation}")
+                lines.append(f"        near-miss: {n.explanation}")
         if len(shown) < len(members):
             lines.append(f"      … {len(members) - len(shown)} more (-v lists all)")
         if first.kind == R.MISSING_LIBRARY and first.tried and verbose:
