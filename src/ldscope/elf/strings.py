@@ -16,7 +16,7 @@ class RawBuffer(Protocol):
     def __len__(self) -> int: ...
 
 
-_CHUNK = 4096
+_CHUNK = 1024
 
 
 class StringTable:
