@@ -103,7 +103,10 @@ class ElfFile:
         try:
             elf = cls(mm, name)
         except BaseException:
-            mm.close()
+            try:
+                mm.close()
+            except BufferError:
+                pass  # views made before the error (held by the traceback) pin the mapping
             raise
         elf._mmap = mm
         return elf
