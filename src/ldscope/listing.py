@@ -41,7 +41,8 @@ class SymbolRow:
     @property
     def versioned_name(self) -> str:
         """`name@@VER` (default definition), `name@VER` (hidden or reference), or `name`."""
-        return format_versioned_name(self.name, self.version, self.defined, self.version_hidden)
+        hidden = self.version_hidden or self.version_file is not None  # verneed versions print with @
+        return format_versioned_name(self.name, self.version, self.defined, hidden)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ def render_text(listings: list[TableListing], prefix_names: bool, demangle: bool
 def _line(row: SymbolRow, width: int, demangle: bool, verbose: bool) -> str:
     value = " " * width if not row.defined else f"{row.value:0{width}x}"
     shown = row.demangled if demangle and row.demangled else row.name
-    name = format_versioned_name(shown, row.version, row.defined, row.version_hidden)
+    hidden = row.version_hidden or row.version_file is not None  # verneed versions print with @
+    name = format_versioned_name(shown, row.version, row.defined, hidden)
     if row.version is not None and shown != row.name and row.name == row.version:
         name = shown
     if verbose:
