@@ -571,6 +571,8 @@ class ElfFile:
         for i in self._sections_of_type(C.SHT_GROUP):
             sh = self.section_headers[i]
             words = self._array(int(sh["sh_offset"]), word, int(sh["sh_size"]) // 4, "SHT_GROUP")
+            if len(words) > len(self.section_headers) + 1:
+                raise InputFormatError(self.name, f"section group {i} lists more members than there are sections")
             if not len(words) or not int(words[0]) & C.GRP_COMDAT:
                 continue
             if symtab is None:
