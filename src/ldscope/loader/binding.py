@@ -19,7 +19,10 @@ def match_in_object(
         if version is not None:
             if not image.has_versym:
                 return d  # unversioned library: any definition will do
-            defined_version = image.verdefs.get(d.version_index)
+            # check_match compares with map->l_versions[ndx], which _dl_check_map_versions
+            # fills from verneed entries as well as non-base verdefs: an executable's
+            # copy-relocated or canonical-PLT symbol carries the version it needs.
+            defined_version = image.version_index_names.get(d.version_index)
             if defined_version != version and (hidden_ref or defined_version is not None or d.hidden):
                 continue
             return d
@@ -34,10 +37,41 @@ def match_in_object(
     return versioned if version is None and num_versions == 1 else None
 
 
+LOADER_ASSERTION = "loader-assertion"
+CHECK_MATCH_ASSERTION = (
+    "Inconsistency detected by ld.so: dl-lookup.c: 107: check_match: Assertion "
+    "`version->filename == NULL || ! _dl_name_match_p (version->filename, map)' failed!"
+)
+
+
+class CheckMatchAssertion(Exception):
+    """ld.so aborts: a versioned reference met a same-named symbol in the very file its
+    verneed entry names, and that file has no symbol versioning (no DT_VERSYM)."""
+
+    def __init__(self, provider: LoadedObject) -> None:
+        super().__init__(provider.path)
+        self.provider = provider
+
+
+def asserts_in_check_match(image: ElfImage, names_match: bool, ref: Reference,
+                           defs: list[Definition]) -> bool:
+    """dl-lookup.c check_match, glibc 2.36 built with assertions (Debian): for a versioned
+    lookup in an object without l_versyms it asserts `version->filename == NULL ||
+    !_dl_name_match_p (version->filename, map)` - the versioned object must not be the file
+    the reference's verneed entry names.  Reached only by a candidate passing the earlier
+    checks (here: a PLT lookup skips canonical PLT entries)."""
+    if ref.version is None or image.has_versym or ref.version_file is None or not names_match:
+        return False
+    plt = not ref.at_load
+    return any(not (d.plt_canonical and plt) for d in defs)
+
+
 def lookup(
     ref: Reference, scopes: list[list[LoadedObject]], skip: LoadedObject | None
 ) -> tuple[LoadedObject, Definition] | None:
-    """_dl_lookup_symbol_x: the first object in scope order that defines a matching symbol."""
+    """_dl_lookup_symbol_x: the first object in scope order that defines a matching symbol.
+
+    Raises CheckMatchAssertion where ld.so would abort (see asserts_in_check_match)."""
     plt = not ref.at_load
     for scope in scopes:
         for obj in scope:
@@ -46,6 +80,9 @@ def lookup(
             defs = obj.image.definitions.get(ref.name)
             if not defs:
                 continue
+            if ref.version_file is not None and asserts_in_check_match(
+                    obj.image, obj.matches(ref.version_file), ref, defs):
+                raise CheckMatchAssertion(obj)
             found = match_in_object(obj.image, defs, ref.version, False, plt)
             if found is not None:
                 return obj, found
@@ -100,8 +137,12 @@ def bind_object(
     scopes = _scopes(obj)
     for ref in obj.image.references:
         skip = obj if ref.is_copy else None
-        found = lookup(ref, scopes, skip)
         when = R.WHEN_LOAD if (ref.at_load or obj.bind_now) else R.WHEN_FIRST_CALL
+        try:
+            found = lookup(ref, scopes, skip)
+        except CheckMatchAssertion as exc:
+            problems.append(_assertion_problem(obj, ref, exc.provider.path, when))
+            continue
         if found is not None:
             bindings.append(R.Binding(obj.path, ref.name, ref.version, found[0].path, when))
             continue
@@ -162,6 +203,16 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
         for i in unresolved
         if not any(_matches(v.image, refs[i]) for v in volatile if not (refs[i].is_copy and v is obj))
     ]
+
+
+def _assertion_problem(obj: LoadedObject, ref: Reference, provider: str, when: str) -> R.Problem:
+    message = (f"{CHECK_MATCH_ASSERTION} ({obj.path} needs {ref.name}@{ref.version} from "
+               f"{ref.version_file}, but {provider} has no symbol versioning)")
+    return R.Problem(
+        LOADER_ASSERTION, "error", obj.path, message, when, symbol=ref.name,
+        demangled=_demangle(ref.name), version=ref.version, library=provider,
+        cause=f"check-match-assertion:{provider}",
+    )
 
 
 def _unresolved_problem(obj: LoadedObject, ref: Reference) -> R.Problem:

@@ -13,18 +13,22 @@ from ldscope.loader.ldcache import CacheLookupContext, LdCache, load_ld_cache
 
 
 def split_path_list(value: str | None) -> tuple[str, ...]:
-    """Split LD_LIBRARY_PATH as ld.so does (':' or ';'; empty elements mean the cwd)."""
+    """Split LD_LIBRARY_PATH as ld.so does (':' or ';').
+
+    An empty element stays "": dl-load.c fillin_rpath gives it an empty directory name, so
+    the cwd is searched with the bare file name (ld.so tries and names `libx.so`, not
+    `./libx.so`)."""
     if not value:
         return ()
-    parts = value.replace(";", ":").split(":")
-    return tuple(p if p else "." for p in parts)
+    return tuple(value.replace(";", ":").split(":"))
 
 
 def split_preload(value: str | None) -> tuple[str, ...]:
-    """Split LD_PRELOAD (white space or ':' separated; empty elements dropped)."""
+    """Split LD_PRELOAD as rtld.c handle_preload_list does: at ' ' and ':' only (a tab or
+    newline is part of a name); empty elements dropped."""
     if not value:
         return ()
-    return tuple(p for p in value.replace(":", " ").split() if p)
+    return tuple(p for p in value.replace(":", " ").split(" ") if p)
 
 
 @dataclass
@@ -124,6 +128,11 @@ class LoadEnvironment:
 
     def subdirs(self, directory: str, machine: str, elf_class: int) -> tuple[str, ...]:
         """The directories tried for one search-path element (hwcaps first)."""
+        if directory == "":
+            # The empty element (dl-load.c fillin_rpath): candidates are relative names,
+            # "glibc-hwcaps/x86-64-v3/libx.so" ... "libx.so".
+            return tuple("" if d == "." else d.removeprefix("./")
+                         for d in self.subdirs(".", machine, elf_class))
         try:
             return plat.search_subdirs(directory, machine, self.cpu, elf_class)
         except (KeyError, ValueError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -202,6 +203,14 @@ class ElfImage:
         image._references = []
         image._defined_names = frozenset()
         return image
+
+    @cached_property
+    def version_index_names(self) -> dict[int, str]:
+        """versym index -> version name, as dl-version.c `_dl_check_map_versions` fills
+        map->l_versions: every vernaux entry (vna_other) and every non-base verdef."""
+        names = {req.index & 0x7FFF: req.name for req in self.version_requirements}
+        names.update(self.verdefs)
+        return names
 
     @property
     def is_main_executable_type(self) -> bool:

@@ -76,6 +76,11 @@ class Searcher:
         if "$" not in element:
             return element
         origin = os.path.dirname(obj.path) if obj is not None else None
+        if obj is not None and not os.path.isabs(obj.path) and self.env.root is None:
+            # dl-object.c _dl_new_object: a relative l_name gets getcwd() + "/" prepended
+            # before its last component is cut off (no normalisation).
+            cwd = os.getcwd()
+            origin = os.path.dirname(cwd + ("" if cwd.endswith("/") else "/") + obj.path)
         if obj is not None and obj.is_main:
             origin = os.path.dirname(os.path.realpath(self.env.host_path(obj.path)))
             origin = self.env.target_path(origin)
