@@ -55,10 +55,14 @@ class DynamicInfo:
 
 
 def split_search_path(value: str | None) -> tuple[str, ...]:
-    """Split an RPATH/RUNPATH string on ':' as ld.so does (empty elements mean '.')."""
+    """Split an RPATH/RUNPATH string on ':' as ld.so does.
+
+    An empty element stays "": glibc's fillin_rpath gives it an empty directory name, so
+    the bare file name is tried (relative to the current directory), not "./name".
+    """
     if value is None:
         return ()
-    return tuple(part if part else "." for part in value.split(":"))
+    return tuple(value.split(":"))
 
 
 def decode_dynamic(entries: np.ndarray, get_string: object) -> DynamicInfo:
