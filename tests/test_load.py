@@ -221,3 +221,40 @@ def test_extension_for_another_python_names_the_versions(tmp_path: Path) -> None
     py312 = "/root/.pyenv/versions/3.12.1/bin/python3.12"
     if os.path.exists(py312):
         assert simulate_load(str(out), LoadOptions(python=py312)).loads is True
+
+
+def test_interposition_is_reported_as_information(tmp_path: Path) -> None:
+    (tmp_path / "a.c").write_text("int shared_fn(void) { return 1; }\n")
+    (tmp_path / "b.c").write_text("int shared_fn(void) { return 2; }\nint only_b(void) { return 3; }\n")
+    run(["gcc", "-shared", "-fPIC", "-o", "liba.so", "a.c", "-Wl,-soname,liba.so"], cwd=tmp_path)
+    run(["gcc", "-shared", "-fPIC", "-o", "libb.so", "b.c", "-Wl,-soname,libb.so"], cwd=tmp_path)
+    (tmp_path / "m.c").write_text("int shared_fn(void); int only_b(void);\nint main(void) { return shared_fn() + only_b(); }\n")
+    run(["gcc", "-o", "m", "m.c", "-L.", "-lb", f"-Wl,-rpath,{tmp_path}"], cwd=tmp_path)
+    report = simulate_load(str(tmp_path / "m"), LoadOptions(env=(f"LD_PRELOAD={tmp_path}/liba.so",), bindings=True))
+    assert report.loads is True
+    notes = [p for p in report.problems if p.kind == "interposition"]
+    assert [(p.symbol, p.library, p.severity) for p in notes] == [("shared_fn", f"{tmp_path}/liba.so", "info")]
+    binding = next(b for b in report.bindings if b.symbol == "shared_fn" and b.referrer == f"{tmp_path}/m")
+    assert binding.provider == f"{tmp_path}/liba.so"
+    # The real loader agrees: liba's shared_fn (1) + libb's only_b (3).
+    env = {"LD_PRELOAD": f"{tmp_path}/liba.so", "PATH": os.environ.get("PATH", "")}
+    assert real_run(tmp_path / "m", env=env).returncode == 4
+    # Without the preload nothing is interposed.
+    plain = simulate_load(str(tmp_path / "m"), LoadOptions(clear_env=True))
+    assert not [p for p in plain.problems if p.kind == "interposition"]
+
+
+def test_setuid_program_ignores_ld_library_path(scenario: Path, tmp_path: Path) -> None:
+    import shutil
+    import stat
+
+    exe = tmp_path / "needs_missing_suid"
+    shutil.copy(scenario / "needs_missing", exe)
+    env = (f"LD_LIBRARY_PATH={scenario}/stub",)
+    assert simulate_load(str(exe), LoadOptions(env=env, clear_env=True)).loads is True
+    exe.chmod(exe.stat().st_mode | stat.S_ISUID)
+    report = simulate_load(str(exe), LoadOptions(env=env, clear_env=True))
+    assert report.loads is False
+    assert any(p.kind == "secure-mode" for p in report.problems)
+    missing = next(p for p in report.problems if p.kind == "missing-library")
+    assert not any(t.source == "LD_LIBRARY_PATH" for t in missing.tried)

@@ -75,7 +75,8 @@ def simulate_load(
         env = make_environment(options.env, options.clear_env, options.root)
         env.extra_search_dirs = options.also_search
     images = images or ImageCache()
-    model = LoaderModel(env, images, record_bindings=options.bindings)
+    # One load: bind reference by reference (bindings, interposition); -v shows bindings.
+    model = LoaderModel(env, images, record_bindings=True)
     host_path = env.host_path(path) if options.root and os.path.isabs(path) else path
     if not os.path.exists(host_path):
         raise InputFormatError(path, "no such file")

@@ -135,6 +135,7 @@ def bind_object(
     problems: list[R.Problem] = []
     bindings: list[R.Binding] = []
     scopes = _scopes(obj)
+    deps: list[LoadedObject] | None = None
     for ref in obj.image.references:
         skip = obj if ref.is_copy else None
         when = R.WHEN_LOAD if (ref.at_load or obj.bind_now) else R.WHEN_FIRST_CALL
@@ -145,12 +146,54 @@ def bind_object(
             continue
         if found is not None:
             bindings.append(R.Binding(obj.path, ref.name, ref.version, found[0].path, when))
+            if ref.undefined and found[0] is not obj:
+                if deps is None:
+                    deps = _direct_dependencies(obj, scopes)
+                note = _interposition(obj, ref, found[0], deps)
+                if note is not None:
+                    problems.append(note)
             continue
         if not _fails_unbound(ref):
             bindings.append(R.Binding(obj.path, ref.name, ref.version, None, R.WHEN_NEVER))
             continue
         problems.append(_unresolved_problem(obj, ref))
     return problems, bindings
+
+
+def _direct_dependencies(obj: LoadedObject, scopes: list[list[LoadedObject]]) -> list[LoadedObject]:
+    """The loaded objects obj names in DT_NEEDED: what it was linked against."""
+    in_scope = [o for scope in scopes for o in scope]
+    deps: list[LoadedObject] = []
+    for name in obj.image.needed:
+        found = next((o for o in in_scope if o.matches(name)), None)
+        if found is not None and found not in deps:
+            deps.append(found)
+    return deps
+
+
+def _interposition(obj: LoadedObject, ref: Reference, winner: LoadedObject,
+                   deps: list[LoadedObject]) -> R.Problem | None:
+    """Info when a reference binds to another file than the one it was linked against
+    (its verneed file, or a direct dependency that defines it)."""
+    if ref.name in winner.image.copy_relocated_names:
+        return None  # a copy relocation: the program's copy is meant to be the one everybody uses
+    expected: LoadedObject | None = None
+    if ref.version_file is not None:
+        if winner.matches(ref.version_file):
+            return None
+        expected = next((d for d in deps if d.matches(ref.version_file)), None)
+    elif winner not in deps:
+        expected = next((d for d in deps if _matches(d.image, ref)), None)
+    if expected is None or expected is winner:
+        return None
+    version = f"@{ref.version}" if ref.version else ""
+    return R.Problem(
+        R.INTERPOSITION, "info", obj.path,
+        f"{obj.path}: {ref.name}{version} binds to {winner.path}, which comes first in the "
+        f"lookup scope, not to {expected.path} that it was linked against",
+        R.WHEN_NEVER, symbol=ref.name, demangled=_demangle(ref.name), version=ref.version,
+        library=winner.path, cause=f"interposition:{obj.path}:{winner.path}",
+    )
 
 
 def _fails_unbound(ref: Reference) -> bool:

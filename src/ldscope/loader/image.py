@@ -159,6 +159,15 @@ class ElfImage:
         return self._defined_names
 
     @property
+    def copy_relocated_names(self) -> frozenset[str]:
+        """Names this file copy-relocates (its copy is the one every other file binds to)."""
+        cached = getattr(self, "_copy_names", None)
+        if cached is None:
+            cached = frozenset(r.name for r in self.references if r.is_copy)
+            self._copy_names = cached
+        return cached
+
+    @property
     def references(self) -> list[Reference]:
         """Relocation-referenced dynamic symbols (built on first use)."""
         if self._references is None:

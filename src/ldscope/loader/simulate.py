@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import stat
+from dataclasses import dataclass, field, replace
 
 from ldscope.errors import InputFormatError
 from ldscope.loader import results as R
@@ -198,7 +199,29 @@ class LoaderModel:
 
     # ------------------------------------------------------------ executables
     def load_executable(self, path: str, host: Host | None = None) -> R.LoadReport:
-        """Simulate exec'ing `path`: interpreter, LD_PRELOAD, NEEDED breadth first, binding."""
+        """Simulate exec'ing `path`: interpreter, LD_PRELOAD, NEEDED breadth first, binding.
+
+        A set-user-ID or set-group-ID program runs in secure-execution mode (AT_SECURE):
+        LD_LIBRARY_PATH and $ORIGIN are ignored, LD_PRELOAD names with '/' are dropped.
+        """
+        secure = _is_setuid(self.env.host_path(path) if self.env.root and os.path.isabs(path) else path)
+        previous = self.env.secure
+        self.env.secure = previous or secure
+        try:
+            report = self._load_executable(path, host)
+        finally:
+            self.env.secure = previous
+        if secure:
+            note = R.Problem(
+                "secure-mode", "info", report.target,
+                f"{report.target} is set-user-ID/set-group-ID: run by any other user than its "
+                "owner, ld.so is in secure-execution mode (LD_LIBRARY_PATH, $ORIGIN and "
+                "LD_PRELOAD paths containing '/' are ignored); simulated that way",
+                R.WHEN_NEVER, cause="secure-mode")
+            report = replace(report, problems=(*report.problems, note))
+        return report
+
+    def _load_executable(self, path: str, host: Host | None = None) -> R.LoadReport:
         host = host or Host("executable")
         image = self._open_target(path)
         process = self._process(image)
@@ -211,7 +234,8 @@ class LoaderModel:
             return self._report(target, host, process, [])
         self._add_interpreter(process, image, target)
         preloads: list[LoadedObject] = []
-        for name in list(self.env.ld_preload) + list(host.preload):
+        env_preload = [n for n in self.env.ld_preload if not (self.env.secure and "/" in n)]
+        for name in env_preload + list(host.preload):
             before = len(process.problems)
             obj = process.map_object(name, main, via_override=R.VIA_PRELOAD)
             if obj is not None and obj not in preloads:
@@ -336,3 +360,11 @@ class LoaderModel:
             process.problems.extend(problems)
             bindings.extend(obj_bindings)
         return bindings
+
+
+def _is_setuid(path: str) -> bool:
+    """True for set-user-ID or set-group-ID files (read from the mode bits only)."""
+    try:
+        return bool(os.stat(path).st_mode & (stat.S_ISUID | stat.S_ISGID))
+    except OSError:
+        return False
