@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import replace
 
 from ldscope.demangle import demangle
@@ -36,6 +36,10 @@ class NearMissFinder:
         self._scope: list[tuple[str, ElfImage]] | None = None
         self._cxx_index: dict[int, dict[str, list[tuple[str, str]]]] = {}
         self._dir_files: dict[str, list[str]] = {}
+        self._providers: dict[str, list[tuple[str, str | None]]] | None = None
+        self.wanted: set[str] = {
+            p.symbol for p in report.problems if p.kind == R.UNRESOLVED_SYMBOL and p.symbol
+        }
 
     # ----------------------------------------------------------------- inputs
     def host_path(self, path: str) -> str:
@@ -103,17 +107,52 @@ class NearMissFinder:
         except InputFormatError:
             return None
 
-    def candidate_images(self) -> Iterator[tuple[str, ElfImage]]:
-        """Libraries on the search path and in --also-search, not already in scope, deduplicated."""
-        in_scope = {id(img) for _, img in self.scope()}
-        seen: set[int] = set()
+    def providers_elsewhere(self) -> dict[str, list[tuple[str, str | None]]]:
+        """wanted name → [(path, soname)] of libraries on the search path and in
+        --also-search (not in scope) that export it.
+
+        Each candidate file is read once for all wanted names and nothing of it is kept, so
+        scanning a large library directory costs time, not memory.
+        """
+        if self._providers is not None:
+            return self._providers
+        from ldscope.elf import constants as C
+
+        found: dict[str, list[tuple[str, str | None]]] = {}
+        wanted = self.wanted
+        fs = self.images.fs
+        in_scope: set[object] = set()
+        for path, _img in self.scope():
+            try:
+                in_scope.add(fs.key(self.host_path(path)))
+            except OSError:
+                continue
+        seen: set[object] = set()
         for d in self.search_dirs():
             for path in self.dir_libraries(d):
-                img = self.image(path)
-                if img is None or id(img) in in_scope or id(img) in seen:
+                host = self.host_path(path)
+                try:
+                    key = fs.key(host)
+                    if key in in_scope or key in seen:
+                        continue
+                    seen.add(key)
+                    if fs.head(host, 4) != b"\x7fELF":
+                        continue
+                    with fs.open_elf(host) as elf:
+                        table = elf.dynsym
+                        if table is None:
+                            continue
+                        mask = (table.section_index != C.SHN_UNDEF) & (table.bind != C.STB_LOCAL)
+                        names = table.strings.get_many(table.entries["st_name"][mask])
+                        hits = wanted.intersection(names)
+                        if hits:
+                            soname = elf.dynamic.soname if elf.dynamic else None
+                            for name in hits:
+                                found.setdefault(name, []).append((path, soname))
+                except (InputFormatError, OSError):
                     continue
-                seen.add(id(img))
-                yield path, img
+        self._providers = found
+        return found
 
     def cxx_index(self, image: ElfImage) -> dict[str, list[tuple[str, str]]]:
         """base function name → [(mangled, demangled)] of an image's C++ definitions."""
@@ -267,18 +306,14 @@ class NearMissFinder:
 
     def _elsewhere(self, name: str) -> list[R.NearMiss]:
         result = []
-        for path, img in self.candidate_images():
-            if name not in img.defined_names:
-                continue
+        for path, soname in self.providers_elsewhere().get(name, [])[:3]:
             in_extra = any(path.startswith(d.rstrip("/") + "/") for d in self.also_search)
-            soname = img.soname or os.path.basename(path)
             where = os.path.dirname(path)
             how = (f"add {where} to LD_LIBRARY_PATH or the RUNPATH" if in_extra
-                   else f"link with it (DT_NEEDED {soname}), or preload it (--preload {path})")
+                   else f"link with it (DT_NEEDED {soname or os.path.basename(path)}), "
+                   f"or preload it (--preload {path})")
             why = f"defined in {path}, which is not loaded: {how}"
             result.append(R.NearMiss(name, demangle(name), path, why, "not-in-scope", 0.8))
-            if len(result) >= 3:
-                break
         return result
 
     def _similar_names(self, name: str) -> list[R.NearMiss]:

@@ -100,17 +100,24 @@ def _demangle(name: str) -> str | None:
 BindingCache = dict[tuple[object, ...], object]
 
 
-def _scope_index(stable: list[ElfImage], cache: BindingCache) -> dict[str, list[int]]:
-    """name → positions (in scope order) of the files defining it, cached per scope."""
-    key = ("scope", *(id(image) for image in stable))
-    index = cache.get(key)
-    if index is None:
-        built: dict[str, list[int]] = {}
-        for pos, image in enumerate(stable):
+def _providers_index(stable: list[ElfImage], cache: BindingCache) -> dict[str, list[ElfImage]]:
+    """name → files defining it, over every file any cached scope has held.
+
+    One index shared by all scopes (memory grows with the files seen, not with the number
+    of distinct scopes); a scope picks its first provider by position.
+    """
+    index = cache.get(("providers",))
+    seen = cache.get(("providers-seen",))
+    if index is None or seen is None:
+        index, seen = {}, set()
+        cache[("providers",)] = index
+        cache[("providers-seen",)] = seen
+    assert isinstance(index, dict) and isinstance(seen, set)
+    for image in stable:
+        if id(image) not in seen:
+            seen.add(id(image))
             for name in image.defined_names:
-                built.setdefault(name, []).append(pos)
-        cache[key] = index = built
-    assert isinstance(index, dict)
+                index.setdefault(name, []).append(image)
     return index
 
 
@@ -222,12 +229,16 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
     key = (id(obj.image), tuple(id(image) for image in stable))
     cached = cache.get(key)
     if cached is None:
-        index = _scope_index(stable, cache)
+        index = _providers_index(stable, cache)
+        position = {id(image): pos for pos, image in reversed(list(enumerate(stable)))}
         unresolved_refs: list[int] = []
         for i, ref in enumerate(refs):
+            candidates = sorted(
+                (img for img in index.get(ref.name, ()) if id(img) in position),
+                key=lambda img: position[id(img)],
+            )
             found = False
-            for pos in index.get(ref.name, ()):
-                image = stable[pos]
+            for image in candidates:
                 if ref.is_copy and image is obj.image:
                     continue
                 if _matches(image, ref):

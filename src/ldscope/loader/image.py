@@ -181,6 +181,7 @@ class ElfImage:
                 )
                 for i, version, vfile, hidden, kind, copy, undefined in self._ref_rows
             ]
+            self._ref_rows = []  # the compact rows are no longer needed: keep one copy
         return self._references
 
     @classmethod
