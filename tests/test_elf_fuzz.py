@@ -129,7 +129,7 @@ def analyse(name: str, data: bytes) -> Seed:
     table_regions: dict[str, tuple[int, int]] = {}
     if elf.dynamic is not None:
         dyn_ph = elf._segment(C.PT_DYNAMIC)
-        secs = elf._sections_of_type(C.SHT_DYNAMIC)
+        secs = elf.sections_of_type(C.SHT_DYNAMIC)
         if dyn_ph is not None:
             dyn_off = int(dyn_ph["p_offset"])
         else:
@@ -173,7 +173,7 @@ def analyse(name: str, data: bytes) -> Seed:
                 s.structs += [(kind, off + k * step) for k in range(min(size // step, 32))]
     s.regions.update(table_regions)
     if elf.symtab is not None:
-        sec = elf.sections[elf._sections_of_type(C.SHT_SYMTAB)[0]]
+        sec = elf.sections[elf.sections_of_type(C.SHT_SYMTAB)[0]]
         step = dt["sym"].itemsize
         s.structs += [("sym", sec.offset + k * step) for k in range(min(sec.size // step, 64))]
         s.regions["symtab"] = (sec.offset, sec.size)

@@ -12,9 +12,16 @@ import numpy as np
 
 from ldscope.elf import constants as C
 from ldscope.elf.dynamic import DynamicInfo, decode_dynamic
-from ldscope.elf.notes import find_build_id, iter_notes, parse_debuglink
-from ldscope.elf.relocs import RelocationTable, make_table, reference_kinds
-from ldscope.elf.strings import RawBuffer, StringTable, ViewBuffer
+from ldscope.elf.hashes import dynsym_count_from_hashes
+from ldscope.elf.notes import find_build_id, read_comdat_groups, read_debuglink, read_notes
+from ldscope.elf.relocs import (
+    RelocationTable,
+    read_dynamic_relocations,
+    read_relr_words,
+    read_section_relocations,
+    reference_kinds,
+)
+from ldscope.elf.strings import RawBuffer, StringTable, ViewBuffer, WindowBuffer
 from ldscope.elf.structs import elf_dtypes
 from ldscope.elf.symbols import SymbolTable
 from ldscope.elf.versions import (
@@ -81,7 +88,7 @@ class ElfFile:
         self.little_endian = ident[5] == C.ELFDATA2LSB
         self.osabi = ident[7]
         self.dtypes = elf_dtypes(self.is64, self.little_endian)
-        ehdr = self._array(0, self.dtypes["ehdr"], 1, "ELF header")[0]
+        ehdr = self.array(0, self.dtypes["ehdr"], 1, "ELF header")[0]
         self.e_type = int(ehdr["e_type"])
         self.e_machine = int(ehdr["e_machine"])
         self.e_flags = int(ehdr["e_flags"])
@@ -132,7 +139,7 @@ class ElfFile:
         self.close()
 
     # ------------------------------------------------------------ raw access
-    def _array(self, offset: int, dtype: np.dtype, count: int, what: str) -> np.ndarray:
+    def array(self, offset: int, dtype: np.dtype, count: int, what: str) -> np.ndarray:
         """A bounds-checked numpy view of `count` records at file offset `offset`."""
         if count < 0 or offset < 0 or offset + count * dtype.itemsize > self.size:
             raise InputFormatError(
@@ -168,11 +175,11 @@ class ElfFile:
             raise InputFormatError(self.name, f"bad section header size {shentsize}", 0)
         if shnum == 0:
             # Extended numbering: the real count is in section 0's sh_size.
-            first = self._array(shoff, dtype, 1, "section header 0")
+            first = self.array(shoff, dtype, 1, "section header 0")
             shnum = int(first[0]["sh_size"])
             if shnum == 0:
                 return np.zeros(0, dtype=dtype)
-        return self._array(shoff, dtype, shnum, "section header table")
+        return self.array(shoff, dtype, shnum, "section header table")
 
     def _read_program_headers(self) -> np.ndarray:
         phoff = int(self._ehdr["e_phoff"])
@@ -184,7 +191,7 @@ class ElfFile:
             raise InputFormatError(self.name, "bad program header size", 0)
         if phnum == 0xFFFF and len(self.section_headers):
             phnum = int(self.section_headers[0]["sh_info"])
-        return self._array(phoff, dtype, phnum, "program header table")
+        return self.array(phoff, dtype, phnum, "program header table")
 
     @property
     def type_name(self) -> str:
@@ -226,7 +233,7 @@ class ElfFile:
                 return s
         return None
 
-    def _sections_of_type(self, sh_type: int) -> list[int]:
+    def sections_of_type(self, sh_type: int) -> list[int]:
         if not len(self.section_headers):
             return []
         return np.flatnonzero(self.section_headers["sh_type"] == sh_type).tolist()
@@ -256,16 +263,16 @@ class ElfFile:
         if ph is not None:
             offset, size = int(ph["p_offset"]), int(ph["p_filesz"])
         else:
-            secs = self._sections_of_type(C.SHT_DYNAMIC)
+            secs = self.sections_of_type(C.SHT_DYNAMIC)
             if not secs:
                 return None
             sh = self.section_headers[secs[0]]
             if int(sh["sh_type"]) == C.SHT_NOBITS:
                 return None
             offset, size = int(sh["sh_offset"]), int(sh["sh_size"])
-        return self._array(offset, dtype, size // dtype.itemsize, "dynamic section")
+        return self.array(offset, dtype, size // dtype.itemsize, "dynamic section")
 
-    def _dynamic_tag(self, tag: int) -> int | None:
+    def dynamic_tag(self, tag: int) -> int | None:
         entries = self._dynamic_entries
         if entries is None:
             return None
@@ -276,8 +283,8 @@ class ElfFile:
             return None
         return int(entries["d_val"][hits[0]])
 
-    def _dynamic_offset(self, tag: int, what: str, length: int = 0) -> int | None:
-        addr = self._dynamic_tag(tag)
+    def dynamic_offset(self, tag: int, what: str, length: int = 0) -> int | None:
+        addr = self.dynamic_tag(tag)
         if addr is None:
             return None
         off = self.vaddr_to_offset(addr, length)
@@ -292,14 +299,14 @@ class ElfFile:
     @cached_property
     def dynstr(self) -> StringTable | None:
         """The dynamic string table (.dynstr / DT_STRTAB)."""
-        secs = self._sections_of_type(C.SHT_DYNSYM)
+        secs = self.sections_of_type(C.SHT_DYNSYM)
         if secs:
             link = int(self.section_headers[secs[0]]["sh_link"])
             if 0 < link < len(self.section_headers):
                 sh = self.section_headers[link]
                 return self.string_table(int(sh["sh_offset"]), int(sh["sh_size"]), ".dynstr")
-        size = self._dynamic_tag(C.DT_STRSZ)
-        off = self._dynamic_offset(C.DT_STRTAB, "DT_STRTAB", size or 0)
+        size = self.dynamic_tag(C.DT_STRSZ)
+        off = self.dynamic_offset(C.DT_STRTAB, "DT_STRTAB", size or 0)
         if off is None or size is None:
             return None
         return self.string_table(off, size, "DT_STRTAB")
@@ -330,7 +337,7 @@ class ElfFile:
         dtype = self.dtypes["sym"]
         if int(sh["sh_type"]) == C.SHT_NOBITS:
             raise InputFormatError(self.name, f"{kind} has no data (SHT_NOBITS)")
-        entries = self._array(
+        entries = self.array(
             int(sh["sh_offset"]), dtype, int(sh["sh_size"]) // dtype.itemsize, kind
         )
         link = int(sh["sh_link"])
@@ -339,10 +346,10 @@ class ElfFile:
         strsh = self.section_headers[link]
         strings = self.string_table(int(strsh["sh_offset"]), int(strsh["sh_size"]), f"{kind} strings")
         extended: np.ndarray | None = None
-        for x in self._sections_of_type(C.SHT_SYMTAB_SHNDX):
+        for x in self.sections_of_type(C.SHT_SYMTAB_SHNDX):
             xsh = self.section_headers[x]
             if int(xsh["sh_link"]) == index:
-                extended = self._array(
+                extended = self.array(
                     int(xsh["sh_offset"]), self.dtypes["word"], len(entries), "SHT_SYMTAB_SHNDX"
                 )
         self._check_names(entries, strings, kind)
@@ -353,47 +360,21 @@ class ElfFile:
             bad = int(np.flatnonzero(entries["st_name"] >= max(strings.size, 1))[0])
             raise InputFormatError(self.name, f"{kind} symbol {bad} has a name outside its table")
 
-    def _dynsym_count_from_hashes(self) -> int | None:
-        word = self.dtypes["word"]
-        hash_off = self._dynamic_offset(C.DT_HASH, "DT_HASH", 8)
-        if hash_off is not None:
-            return int(self._array(hash_off, word, 2, "DT_HASH")[1])
-        gnu_off = self._dynamic_offset(C.DT_GNU_HASH, "DT_GNU_HASH", 16)
-        if gnu_off is None:
-            return None
-        nbuckets, symoffset, bloom_size, _shift = self._array(gnu_off, word, 4, "DT_GNU_HASH").tolist()
-        bloom_bytes = bloom_size * (8 if self.is64 else 4)
-        buckets_off = gnu_off + 16 + bloom_bytes
-        buckets = self._array(buckets_off, word, nbuckets, "DT_GNU_HASH buckets")
-        if not len(buckets) or int(buckets.max()) < symoffset:
-            return int(symoffset)
-        last = int(buckets.max())
-        chain_off = buckets_off + 4 * nbuckets
-        # The last bucket's chain ends at the first word with bit 0 set. Scan it as numpy
-        # views in blocks: a word-at-a-time loop takes seconds over megabytes of even words.
-        start = chain_off + 4 * (last - symoffset)
-        words = self._array(start, word, max(self.size - start, 0) // 4, "GNU hash chain")
-        for lo in range(0, len(words), 1 << 16):
-            odd = np.flatnonzero(words[lo : lo + (1 << 16)] & 1)
-            if odd.size:
-                return last + lo + int(odd[0]) + 1
-        raise InputFormatError(self.name, "GNU hash chain does not terminate", chain_off)
-
     @cached_property
     def dynsym(self) -> SymbolTable | None:
         """The dynamic symbol table (from .dynsym, or from PT_DYNAMIC when sections are gone)."""
-        secs = self._sections_of_type(C.SHT_DYNSYM)
+        secs = self.sections_of_type(C.SHT_DYNSYM)
         if secs:
             table = self._symbol_table_from_section(secs[0], ".dynsym")
         else:
             if self.dynamic is None:
                 return None
-            off = self._dynamic_offset(C.DT_SYMTAB, "DT_SYMTAB")
-            count = self._dynsym_count_from_hashes()
+            off = self.dynamic_offset(C.DT_SYMTAB, "DT_SYMTAB")
+            count = dynsym_count_from_hashes(self)
             strings = self.dynstr
             if off is None or count is None or strings is None:
                 return None
-            entries = self._array(off, self.dtypes["sym"], count, "DT_SYMTAB")
+            entries = self.array(off, self.dtypes["sym"], count, "DT_SYMTAB")
             self._check_names(entries, strings, "DT_SYMTAB")
             table = SymbolTable(entries, strings, "dynsym")
         table.versions = self.versions if self._has_versions else None
@@ -402,7 +383,7 @@ class ElfFile:
     @cached_property
     def symtab(self) -> SymbolTable | None:
         """The full symbol table (.symtab); None if the file is stripped."""
-        secs = self._sections_of_type(C.SHT_SYMTAB)
+        secs = self.sections_of_type(C.SHT_SYMTAB)
         if not secs:
             return None
         return self._symbol_table_from_section(secs[0], ".symtab")
@@ -410,23 +391,23 @@ class ElfFile:
     @property
     def is_stripped(self) -> bool:
         """True if there is no .symtab (or no section headers at all)."""
-        return not self._sections_of_type(C.SHT_SYMTAB)
+        return not self.sections_of_type(C.SHT_SYMTAB)
 
     # ------------------------------------------------------------- versions
     @property
     def _has_versions(self) -> bool:
         return bool(
-            self._sections_of_type(C.SHT_GNU_VERSYM)
-            or self._dynamic_tag(C.DT_VERSYM) is not None
+            self.sections_of_type(C.SHT_GNU_VERSYM)
+            or self.dynamic_tag(C.DT_VERSYM) is not None
         )
 
     def _version_table_location(self, sh_type: int, tag: int, count_tag: int) -> tuple[int, int] | None:
-        secs = self._sections_of_type(sh_type)
+        secs = self.sections_of_type(sh_type)
         if secs:
             sh = self.section_headers[secs[0]]
             return int(sh["sh_offset"]), int(sh["sh_info"])
-        off = self._dynamic_offset(tag, hex(tag))
-        count = self._dynamic_tag(count_tag)
+        off = self.dynamic_offset(tag, hex(tag))
+        count = self.dynamic_tag(count_tag)
         if off is None or count is None:
             return None
         return off, count
@@ -438,7 +419,7 @@ class ElfFile:
         if loc is None or self.dynstr is None:
             return ()
         return parse_verdef(
-            _Window(self._raw, self.base, self.size), self.name, loc[0], loc[1], self.dynstr,
+            self.window(), self.name, loc[0], loc[1], self.dynstr,
             self.little_endian,
         )
 
@@ -449,7 +430,7 @@ class ElfFile:
         if loc is None or self.dynstr is None:
             return ()
         return parse_verneed(
-            _Window(self._raw, self.base, self.size), self.name, loc[0], loc[1], self.dynstr,
+            self.window(), self.name, loc[0], loc[1], self.dynstr,
             self.little_endian,
         )
 
@@ -458,71 +439,33 @@ class ElfFile:
         """Version resolution for .dynsym entries."""
         versym: np.ndarray | None = None
         half = self.dtypes["half"]
-        secs = self._sections_of_type(C.SHT_GNU_VERSYM)
+        secs = self.sections_of_type(C.SHT_GNU_VERSYM)
         if secs:
             sh = self.section_headers[secs[0]]
-            versym = self._array(int(sh["sh_offset"]), half, int(sh["sh_size"]) // 2, ".gnu.version")
+            versym = self.array(int(sh["sh_offset"]), half, int(sh["sh_size"]) // 2, ".gnu.version")
         else:
-            off = self._dynamic_offset(C.DT_VERSYM, "DT_VERSYM")
+            off = self.dynamic_offset(C.DT_VERSYM, "DT_VERSYM")
             if off is not None:
-                count = self._dynsym_count_from_hashes()
+                count = dynsym_count_from_hashes(self)
                 if count is not None:
-                    versym = self._array(off, half, count, "DT_VERSYM")
+                    versym = self.array(off, half, count, "DT_VERSYM")
         return SymbolVersions(versym, self.version_definitions, self.version_requirements)
 
     # ----------------------------------------------------------- relocations
     @cached_property
     def dynamic_relocations(self) -> tuple[RelocationTable, ...]:
         """Dynamic relocation tables (DT_RELA/DT_REL/DT_JMPREL), read from PT_DYNAMIC."""
-        if self.dynamic is None:
-            return ()
-        tables: list[RelocationTable] = []
-        plt_kind = self._dynamic_tag(C.DT_PLTREL)
-        specs = [
-            (C.DT_RELA, C.DT_RELASZ, "rela", "DT_RELA", False),
-            (C.DT_REL, C.DT_RELSZ, "rel", "DT_REL", False),
-            (C.DT_JMPREL, C.DT_PLTRELSZ, "rela" if plt_kind == C.DT_RELA else "rel", "DT_JMPREL", True),
-        ]
-        jmprel = self._dynamic_tag(C.DT_JMPREL)
-        jmpsz = self._dynamic_tag(C.DT_PLTRELSZ) or 0
-        for tag, size_tag, kind, source, is_plt in specs:
-            size = self._dynamic_tag(size_tag)
-            off = self._dynamic_offset(tag, source, size or 0)
-            if off is None or not size:
-                continue
-            dtype = self.dtypes[kind]
-            entries = self._array(off, dtype, size // dtype.itemsize, source)
-            if not is_plt and jmprel is not None and jmpsz:
-                # Drop the PLT part when DT_RELASZ covers it (lld and bfd differ here).
-                start = self._dynamic_tag(tag) or 0
-                if start <= jmprel < start + size:
-                    keep = (jmprel - start) // dtype.itemsize
-                    entries = entries[:keep]
-            tables.append(make_table(source, entries, self.is64, self.e_machine, is_plt))
-        return tuple(tables)
+        return read_dynamic_relocations(self)
 
     @cached_property
     def section_relocations(self) -> tuple[tuple[Section, RelocationTable], ...]:
         """Relocation sections (SHT_REL/SHT_RELA), e.g. of relocatable objects."""
-        result = []
-        for sec in self.sections:
-            if sec.type not in (C.SHT_REL, C.SHT_RELA):
-                continue
-            dtype = self.dtypes["rela" if sec.type == C.SHT_RELA else "rel"]
-            entries = self._array(sec.offset, dtype, sec.size // dtype.itemsize, sec.name)
-            is_plt = sec.name.endswith(".plt")
-            result.append((sec, make_table(sec.name, entries, self.is64, self.e_machine, is_plt)))
-        return tuple(result)
+        return read_section_relocations(self)
 
     @cached_property
     def relr_words(self) -> np.ndarray:
         """The RELR table's raw words (DT_RELR), empty if absent."""
-        size = self._dynamic_tag(C.DT_RELRSZ)
-        off = self._dynamic_offset(C.DT_RELR, "DT_RELR", size or 0)
-        if off is None or not size:
-            return np.zeros(0, dtype=self.dtypes["xword"])
-        dtype = self.dtypes["xword"]
-        return self._array(off, dtype, size // dtype.itemsize, "DT_RELR")
+        return read_relr_words(self)
 
     @cached_property
     def symbol_reference_kinds(self) -> np.ndarray:
@@ -535,18 +478,7 @@ class ElfFile:
     @cached_property
     def notes(self) -> list[tuple[str, int, bytes]]:
         """All notes from PT_NOTE segments (or SHT_NOTE sections when there are none)."""
-        window = _Window(self._raw, self.base, self.size)
-        found: list[tuple[str, int, bytes]] = []
-        regions = [
-            (int(ph["p_offset"]), int(ph["p_filesz"]), int(ph["p_align"]))
-            for ph in self.program_headers
-            if int(ph["p_type"]) == C.PT_NOTE
-        ]
-        if not regions:
-            regions = [(s.offset, s.size, 4) for s in self.sections if s.type == C.SHT_NOTE]
-        for off, size, align in regions:
-            found.extend(iter_notes(window, off, size, self.little_endian, align))
-        return found
+        return read_notes(self)
 
     @cached_property
     def build_id(self) -> str | None:
@@ -556,33 +488,16 @@ class ElfFile:
     @cached_property
     def debuglink(self) -> tuple[str, int] | None:
         """(.gnu_debuglink file name, CRC32) if present."""
-        sec = self.section_by_name(".gnu_debuglink")
-        if sec is None or sec.type == C.SHT_NOBITS:
-            return None
-        return parse_debuglink(self.read_bytes(sec.offset, sec.size, ".gnu_debuglink"), self.little_endian)
+        return read_debuglink(self)
 
-    # --------------------------------------------------------------- comdat
     @cached_property
     def comdat_groups(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """(signature symbol name, member section indices) for each COMDAT group."""
-        groups = []
-        symtab = None
-        word = self.dtypes["word"]
-        for i in self._sections_of_type(C.SHT_GROUP):
-            sh = self.section_headers[i]
-            words = self._array(int(sh["sh_offset"]), word, int(sh["sh_size"]) // 4, "SHT_GROUP")
-            if len(words) > len(self.section_headers) + 1:
-                raise InputFormatError(self.name, f"section group {i} lists more members than there are sections")
-            if not len(words) or not int(words[0]) & C.GRP_COMDAT:
-                continue
-            if symtab is None:
-                symtab = self.symtab
-            sig = ""
-            info = int(sh["sh_info"])
-            if symtab is not None and 0 <= info < len(symtab):
-                sig = symtab.name(info)
-            groups.append((sig, tuple(int(w) for w in words[1:].tolist())))
-        return tuple(groups)
+        return read_comdat_groups(self)
+
+    def window(self) -> WindowBuffer:
+        """This file's bytes as a RawBuffer with offsets relative to the file start."""
+        return WindowBuffer(self._raw, self.base, self.size)
 
     def describe(self) -> dict[str, Any]:
         """A short dict identity of the file: class, endianness, machine, type."""
@@ -592,29 +507,3 @@ class ElfFile:
             "machine": self.machine,
             "type": self.type_name,
         }
-
-
-class _Window:
-    """A RawBuffer view of [base, base+size) of another buffer, for offset-relative parsers."""
-
-    __slots__ = ("_base", "_raw", "_size")
-
-    def __init__(self, raw: RawBuffer, base: int, size: int) -> None:
-        self._raw = raw
-        self._base = base
-        self._size = size
-
-    def __getitem__(self, key: slice, /) -> bytes:
-        start = 0 if key.start is None else key.start
-        stop = self._size if key.stop is None else min(key.stop, self._size)
-        if start >= stop:
-            return b""
-        return self._raw[self._base + start : self._base + stop]
-
-    def find(self, sub: bytes, start: int = 0, end: int | None = None, /) -> int:
-        stop = self._size if end is None else min(end, self._size)
-        pos = self._raw.find(sub, self._base + start, self._base + stop)
-        return pos - self._base if pos >= 0 else -1
-
-    def __len__(self) -> int:
-        return self._size

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
+from ldscope.elf import constants as C
 from ldscope.elf.constants import NT_GNU_BUILD_ID
+from ldscope.errors import InputFormatError
+
+if TYPE_CHECKING:
+    from ldscope.elf.file import ElfFile
 from ldscope.elf.strings import RawBuffer
 
 
@@ -49,3 +55,49 @@ def parse_debuglink(data: bytes, little: bool = True) -> tuple[str, int] | None:
         return name, 0
     (crc,) = struct.unpack("<I" if little else ">I", data[crc_at : crc_at + 4])
     return name, crc
+
+
+def read_notes(elf: ElfFile) -> list[tuple[str, int, bytes]]:
+    """All notes from PT_NOTE segments (or SHT_NOTE sections when there are none)."""
+    window = elf.window()
+    found: list[tuple[str, int, bytes]] = []
+    regions = [
+        (int(ph["p_offset"]), int(ph["p_filesz"]), int(ph["p_align"]))
+        for ph in elf.program_headers
+        if int(ph["p_type"]) == C.PT_NOTE
+    ]
+    if not regions:
+        regions = [(s.offset, s.size, 4) for s in elf.sections if s.type == C.SHT_NOTE]
+    for off, size, align in regions:
+        found.extend(iter_notes(window, off, size, elf.little_endian, align))
+    return found
+
+
+def read_debuglink(elf: ElfFile) -> tuple[str, int] | None:
+    """(.gnu_debuglink file name, CRC32) if present."""
+    sec = elf.section_by_name(".gnu_debuglink")
+    if sec is None or sec.type == C.SHT_NOBITS:
+        return None
+    return parse_debuglink(elf.read_bytes(sec.offset, sec.size, ".gnu_debuglink"), elf.little_endian)
+
+
+def read_comdat_groups(elf: ElfFile) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """(signature symbol name, member section indices) for each COMDAT group."""
+    groups = []
+    symtab = None
+    word = elf.dtypes["word"]
+    for i in elf.sections_of_type(C.SHT_GROUP):
+        sh = elf.section_headers[i]
+        words = elf.array(int(sh["sh_offset"]), word, int(sh["sh_size"]) // 4, "SHT_GROUP")
+        if len(words) > len(elf.section_headers) + 1:
+            raise InputFormatError(elf.name, f"section group {i} lists more members than there are sections")
+        if not len(words) or not int(words[0]) & C.GRP_COMDAT:
+            continue
+        if symtab is None:
+            symtab = elf.symtab
+        sig = ""
+        info = int(sh["sh_info"])
+        if symtab is not None and 0 <= info < len(symtab):
+            sig = symtab.name(info)
+        groups.append((sig, tuple(int(w) for w in words[1:].tolist())))
+    return tuple(groups)

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ldscope.elf import constants as C
 from ldscope.elf.constants import COPY_RELOC_TYPES, LAZY_RELOC_TYPES, reloc_type_name
+
+if TYPE_CHECKING:
+    from ldscope.elf.file import ElfFile, Section
 
 # Per-symbol reference kinds, as small integers in a numpy array.
 REF_NONE = 0
@@ -95,3 +100,56 @@ def relr_count(words: np.ndarray, word_bits: int) -> int:
         bits += bin(int(w)).count("1")
     _ = word_bits
     return addresses + bits
+
+
+def read_dynamic_relocations(elf: ElfFile) -> tuple[RelocationTable, ...]:
+    """Dynamic relocation tables (DT_RELA/DT_REL/DT_JMPREL), read from PT_DYNAMIC."""
+    if elf.dynamic is None:
+        return ()
+    tables: list[RelocationTable] = []
+    plt_kind = elf.dynamic_tag(C.DT_PLTREL)
+    specs = [
+        (C.DT_RELA, C.DT_RELASZ, "rela", "DT_RELA", False),
+        (C.DT_REL, C.DT_RELSZ, "rel", "DT_REL", False),
+        (C.DT_JMPREL, C.DT_PLTRELSZ, "rela" if plt_kind == C.DT_RELA else "rel", "DT_JMPREL", True),
+    ]
+    jmprel = elf.dynamic_tag(C.DT_JMPREL)
+    jmpsz = elf.dynamic_tag(C.DT_PLTRELSZ) or 0
+    for tag, size_tag, kind, source, is_plt in specs:
+        size = elf.dynamic_tag(size_tag)
+        off = elf.dynamic_offset(tag, source, size or 0)
+        if off is None or not size:
+            continue
+        dtype = elf.dtypes[kind]
+        entries = elf.array(off, dtype, size // dtype.itemsize, source)
+        if not is_plt and jmprel is not None and jmpsz:
+            # Drop the PLT part when DT_RELASZ covers it (lld and bfd differ here).
+            start = elf.dynamic_tag(tag) or 0
+            if start <= jmprel < start + size:
+                keep = (jmprel - start) // dtype.itemsize
+                entries = entries[:keep]
+        tables.append(make_table(source, entries, elf.is64, elf.e_machine, is_plt))
+    return tuple(tables)
+
+
+def read_section_relocations(elf: ElfFile) -> tuple[tuple[Section, RelocationTable], ...]:
+    """Relocation sections (SHT_REL/SHT_RELA), e.g. of relocatable objects."""
+    result = []
+    for sec in elf.sections:
+        if sec.type not in (C.SHT_REL, C.SHT_RELA):
+            continue
+        dtype = elf.dtypes["rela" if sec.type == C.SHT_RELA else "rel"]
+        entries = elf.array(sec.offset, dtype, sec.size // dtype.itemsize, sec.name)
+        is_plt = sec.name.endswith(".plt")
+        result.append((sec, make_table(sec.name, entries, elf.is64, elf.e_machine, is_plt)))
+    return tuple(result)
+
+
+def read_relr_words(elf: ElfFile) -> np.ndarray:
+    """The RELR table's raw words (DT_RELR), empty if absent."""
+    size = elf.dynamic_tag(C.DT_RELRSZ)
+    off = elf.dynamic_offset(C.DT_RELR, "DT_RELR", size or 0)
+    if off is None or not size:
+        return np.zeros(0, dtype=elf.dtypes["xword"])
+    dtype = elf.dtypes["xword"]
+    return elf.array(off, dtype, size // dtype.itemsize, "DT_RELR")

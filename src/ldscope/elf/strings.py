@@ -123,3 +123,29 @@ class ViewBuffer:
 
     def __len__(self) -> int:
         return len(self.buffer)
+
+
+class WindowBuffer:
+    """A RawBuffer view of [base, base+size) of another buffer, for offset-relative parsers."""
+
+    __slots__ = ("_base", "_raw", "_size")
+
+    def __init__(self, raw: RawBuffer, base: int, size: int) -> None:
+        self._raw = raw
+        self._base = base
+        self._size = size
+
+    def __getitem__(self, key: slice, /) -> bytes:
+        start = 0 if key.start is None else key.start
+        stop = self._size if key.stop is None else min(key.stop, self._size)
+        if start >= stop:
+            return b""
+        return self._raw[self._base + start : self._base + stop]
+
+    def find(self, sub: bytes, start: int = 0, end: int | None = None, /) -> int:
+        stop = self._size if end is None else min(end, self._size)
+        pos = self._raw.find(sub, self._base + start, self._base + stop)
+        return pos - self._base if pos >= 0 else -1
+
+    def __len__(self) -> int:
+        return self._size
