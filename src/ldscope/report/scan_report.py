@@ -148,6 +148,33 @@ def _relative(path: str, result: ScanResult) -> str:
     return path.lstrip("/")
 
 
+def _wheel_members(result: ScanResult) -> list[tuple[str, str]]:
+    """(wheel path, member name) of every wheel target, longest names first."""
+    import zipfile
+
+    out: list[tuple[str, str]] = []
+    for t in result.targets:
+        if t.kind != "wheel":
+            continue
+        try:
+            with zipfile.ZipFile(t.path) as zf:
+                out.extend((t.path, n) for n in zf.namelist() if not n.endswith("/"))
+        except (zipfile.BadZipFile, OSError, ValueError):
+            continue
+    return sorted(out, key=lambda m: -len(m[1]))
+
+
+def _location(path: str, result: ScanResult, members: list[tuple[str, str]]) -> dict[str, Any]:
+    """A SARIF location: a file of the target, or for a wheel member (read in place and shown
+    where it would be installed) the wheel file itself, the member as a logical location."""
+    for wheel, member in members:
+        if path.endswith("/" + member):
+            return {"physicalLocation": {"artifactLocation": {
+                        "uri": _relative(wheel, result), "uriBaseId": "TARGET"}},
+                    "logicalLocations": [{"fullyQualifiedName": member}]}
+    return {"physicalLocation": {"artifactLocation": {"uri": _relative(path, result), "uriBaseId": "TARGET"}}}
+
+
 def render_sarif(result: ScanResult) -> dict[str, Any]:
     """SARIF 2.1.0: one rule per problem kind, one result per finding and file affected."""
     kinds = sorted({f.kind for f in result.findings})
@@ -160,6 +187,7 @@ def render_sarif(result: ScanResult) -> dict[str, Any]:
         for kind in kinds
     ]
     level = {"error": "error", "warning": "warning", "info": "note"}
+    members = _wheel_members(result)
     results = []
     for f in result.findings:
         details = "; ".join(
@@ -175,8 +203,7 @@ def render_sarif(result: ScanResult) -> dict[str, Any]:
                 "ruleIndex": kinds.index(f.kind),
                 "level": level.get(f.severity, "note"),
                 "message": {"text": text},
-                "locations": [{"physicalLocation": {"artifactLocation": {
-                    "uri": _relative(path, result), "uriBaseId": "TARGET"}}}],
+                "locations": [_location(path, result, members)],
                 "partialFingerprints": {"ldscopeCause": f.cause},
             })
     base = result.targets[0].path if result.targets else "/"

@@ -103,20 +103,19 @@ def _consider(path: str, discovery: Discovery, root: str | None) -> None:
             elif ".so" in os.path.basename(path):
                 discovery.skipped.append(Skipped(_target(path, root), "broken symlink", True))
             return
-        # A symlink to a file: the file itself is scanned under its own name if it is in the
-        # tree; a link pointing outside is followed so the target's view is complete.
-        real = os.path.realpath(path)
-        inside = root is None or real.startswith(os.path.abspath(root) + os.sep)
-        if inside and stat.S_ISREG(st.st_mode):
-            return
+        # A symlink is never scanned itself: a file it reaches in the tree is scanned under its
+        # own name, and one outside the tree is not part of the target (in a --root tree an
+        # absolute link would otherwise be resolved against this machine's files).
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            discovery.skipped.append(Skipped(_target(path, root), "symlink to a special file (device, FIFO or socket): not opened", False))
         return
     if not stat.S_ISREG(lst.st_mode):
         if stat.S_ISFIFO(lst.st_mode) or stat.S_ISCHR(lst.st_mode) or stat.S_ISBLK(lst.st_mode) or stat.S_ISSOCK(lst.st_mode):
             discovery.skipped.append(Skipped(_target(path, root), "special file (device, FIFO or socket): not opened", False))
         return
     name = os.path.basename(path)
-    if not _interesting(name, lst.st_mode) or lst.st_size < 52:
-        return
+    if not _interesting(name, lst.st_mode) or (lst.st_size < 52 and ".so" not in name):
+        return  # too short for an ELF header; short `.so` files (ld scripts) are reported below
     try:
         with open(path, "rb") as fh:
             head = fh.read(64)
@@ -139,5 +138,7 @@ def _consider(path: str, discovery: Discovery, root: str | None) -> None:
     if e_type not in (C.ET_DYN, C.ET_EXEC):
         if e_type == C.ET_REL:
             discovery.skipped.append(Skipped(_target(path, root), "relocatable object (.o): linked, not loaded", False))
+        elif ".so" in name:
+            discovery.skipped.append(Skipped(_target(path, root), f"ELF file of type {e_type}: cannot be loaded", True))
         return
     discovery.candidates.append(Candidate(_target(path, root), path, e_type, False, machine, elf_class))

@@ -20,6 +20,7 @@ from ldscope.scan.runner import (
     FileResult,
     Job,
     ScanSettings,
+    ScanState,
     make_state,
     plan_jobs,
     run_jobs,
@@ -114,8 +115,16 @@ def _images(cache: ImageCache, candidates: list[Candidate], skipped: list[Skippe
 
 
 def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None = None,
-                progress: Callable[[int], None] | None = None) -> tuple[list[FileResult], list[Finding], Discovery]:
-    """Scan one target: discover, plan hosts, simulate, gather per-file results and findings."""
+                progress: Callable[[int], None] | None = None,
+                states: dict[str | None, ScanState] | None = None,
+                ) -> tuple[list[FileResult], list[Finding], Discovery, list[tuple[str, R.LoadReport]]]:
+    """Scan one target: discover, plan hosts, simulate, gather per-file results, findings about
+    the environment, and every load report (run_scan groups their problems across targets).
+
+    `states` shares one parsed-image cache and binding cache between targets read from the
+    same filesystem view (keyed by root), so a file is parsed once however many targets
+    reach it; wheels get their own (their members overlay the filesystem).
+    """
     discovery = Discovery()
     fs: OSFileSystem | None = None
     python = settings.python or target.interpreter
@@ -162,7 +171,12 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
         from dataclasses import replace as dc_replace
 
         settings = dc_replace(settings, root=root)
-    state = make_state(settings, fs)
+    if fs is None and states is not None:
+        state = states.get(root)
+        if state is None:
+            state = states[root] = make_state(settings, fs)
+    else:
+        state = make_state(settings, fs)
     if python is None:
         python = os.path.realpath(sys.executable)
     candidates, images = _images(state.images, discovery.candidates, discovery.skipped)
@@ -196,10 +210,9 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
             own = _problems_of(c.path, all_reports)
             loads = not any(p.severity == "error" for p in own)
             results.append(FileResult(c.path, KIND_LIBRARY, loads, own, None, covered[c.path]))
-    findings = collect_findings(all_reports)
-    findings.extend(environment_findings(candidates, images, all_reports, activation, state.env))
+    findings = environment_findings(candidates, images, all_reports, activation, state.env)
     results.sort(key=lambda r: r.path)
-    return results, findings, discovery
+    return results, findings, discovery, all_reports
 
 
 def _problems_of(path: str, reports: list[tuple[str, R.LoadReport]]) -> tuple[R.Problem, ...]:
@@ -219,16 +232,21 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     findings: list[Finding] = []
     skipped: list[Skipped] = []
     seen = 0
+    states: dict[str | None, ScanState] = {}
+    all_reports: list[tuple[str, R.LoadReport]] = []
     for target in targets:
         try:
-            r, f, d = scan_target(target, settings, with_env, progress)
+            r, f, d, reports = scan_target(target, settings, with_env, progress, states)
         except InputFormatError as exc:
             errors.append(exc.one_line())
             continue
         files.extend(r)
         findings.extend(f)
+        all_reports.extend(reports)
         skipped.extend(d.skipped)
         seen += d.files_seen
+    # One finding per distinct problem, with every file it affects, whichever target it came from.
+    findings[:0] = collect_findings(all_reports)
     for s in skipped:
         if s.is_problem:
             findings.append(Finding(

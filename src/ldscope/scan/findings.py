@@ -48,7 +48,12 @@ def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
     """Deduplicate problems across all loads and group them by cause."""
     problems: dict[tuple[object, ...], R.Problem] = {}
     affected: dict[tuple[object, ...], list[str]] = {}
+    consequence: dict[tuple[object, ...], str] = {}
     for target, report in reports:
+        missing_by_file: dict[str, str] = {}
+        for p in report.problems:
+            if p.kind == R.MISSING_LIBRARY and p.severity == "error":
+                missing_by_file.setdefault(p.file, p.cause or (p.kind + ":" + (p.library or p.message)))
         for p in report.problems:
             if p.severity == "info":
                 continue
@@ -57,10 +62,18 @@ def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
             hit = affected.setdefault(key, [])
             if target not in hit:
                 hit.append(target)
+            # ld.so stops at a missing library: a symbol of the file that needed it, found
+            # nowhere else, is that library's consequence (ldd -r lists both), not a cause.
+            if (p.kind == R.UNRESOLVED_SYMBOL and p.file in missing_by_file and not p.near_misses
+                    and not p.cause_summary):
+                consequence.setdefault(key, missing_by_file[p.file])
     groups: dict[str, list[tuple[object, ...]]] = {}
     for key, p in problems.items():
-        cause = p.cause or (p.kind + ":" + (p.library or p.message))
+        cause = consequence.get(key) or p.cause or (p.kind + ":" + (p.library or p.message))
         groups.setdefault(cause, []).append(key)
+    for keys in groups.values():
+        # The root cause first: it names the finding (kind, title).
+        keys.sort(key=lambda k: 0 if k not in consequence else 1)
     findings = []
     for cause, keys in groups.items():
         members = [problems[k] for k in keys]

