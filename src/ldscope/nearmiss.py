@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+import numpy as np
+
 from ldscope.demangle import demangle
 from ldscope.errors import InputFormatError
 from ldscope.loader import results as R
@@ -37,6 +39,7 @@ class NearMissFinder:
         self._cxx_index: dict[int, dict[str, list[tuple[str, str]]]] = {}
         self._dir_files: dict[str, list[str]] = {}
         self._providers: dict[str, list[tuple[str, str | None]]] | None = None
+        self._hidden: dict[str, list[tuple[str, str, str, str]]] | None = None
         self.wanted: set[str] = {
             p.symbol for p in report.problems if p.kind == R.UNRESOLVED_SYMBOL and p.symbol
         }
@@ -225,7 +228,8 @@ class NearMissFinder:
                     continue
                 kinds = {d.kind for d in diffs}
                 text = "; ".join(d.describe() for d in diffs[:4])
-                if "cxx11-abi" in kinds:
+                same_entity = _strip_abi(found.qualified_name) == _strip_abi(wanted.qualified_name)
+                if "cxx11-abi" in kinds and same_entity:
                     why = (f"{path} defines {pretty}: _GLIBCXX_USE_CXX11_ABI mismatch "
                            f"(std::__cxx11 strings vs the old std::string ABI): {text}")
                     kind, score = "cxx11-abi", 0.93
@@ -278,31 +282,49 @@ class NearMissFinder:
                     found.append(path)
         return found
 
-    def _not_exported(self, name: str) -> list[R.NearMiss]:
-        from ldscope.elf.file import ElfFile
+    def hidden_definitions(self) -> dict[str, list[tuple[str, str, str, str]]]:
+        """wanted name → [(path, bind, visibility, table)] of scope files that define it
+        without exporting it (local binding, hidden or internal visibility).
 
-        result = []
+        One pass over each scope file for all wanted names at once.
+        """
+        if self._hidden is not None:
+            return self._hidden
+        from ldscope.elf import constants as C
+
+        found: dict[str, list[tuple[str, str, str, str]]] = {}
+        wanted = self.wanted
         for path, _img in self.scope():
             try:
-                with ElfFile.open(self.host_path(path)) as elf:
+                with self.images.fs.open_elf(self.host_path(path)) as elf:
                     for table_name, table in (("dynsym", elf.dynsym), ("symtab", elf.symtab)):
                         if table is None:
                             continue
-                        for i in table.indices_of(name):
-                            sym = table.symbol(i)
-                            if not sym.defined:
-                                continue
-                            if sym.bind == "LOCAL" or sym.visibility in ("HIDDEN", "INTERNAL"):
-                                why = (f"{path} has {name} but does not export it "
-                                       f"({sym.bind.lower()} binding, {sym.visibility.lower()} "
-                                       f"visibility in .{table_name}): it was built hidden")
-                                result.append(R.NearMiss(name, demangle(name), path, why, "not-exported", 0.85))
-                                break
-                        if result and result[-1].file == path:
-                            break
+                        mask = (table.section_index != C.SHN_UNDEF) & (
+                            (table.bind == C.STB_LOCAL) | (table.visibility >= C.STV_INTERNAL)
+                        )
+                        indices = np.flatnonzero(mask)
+                        names = table.strings.get_many(table.entries["st_name"][indices])
+                        for i, n in zip(indices.tolist(), names):
+                            if n in wanted and not any(e[0] == path for e in found.get(n, ())):
+                                sym = table.symbol(i)
+                                found.setdefault(n, []).append(
+                                    (path, sym.bind.lower(), sym.visibility.lower(), table_name))
             except (InputFormatError, OSError):
                 continue
-        return result
+        self._hidden = found
+        return found
+
+    def _not_exported(self, name: str) -> list[R.NearMiss]:
+        return [
+            R.NearMiss(
+                name, demangle(name), path,
+                f"{path} has {name} but does not export it ({bind} binding, {vis} visibility "
+                f"in .{table}): it was built hidden",
+                "not-exported", 0.85,
+            )
+            for path, bind, vis, table in self.hidden_definitions().get(name, [])
+        ]
 
     def _elsewhere(self, name: str) -> list[R.NearMiss]:
         result = []
@@ -372,6 +394,11 @@ class NearMissFinder:
                     result.append(R.NearMiss(wanted, None, path, why, "other-release", 0.7))
         result.sort(key=lambda n: -n.score)
         return result[:5]
+
+
+def _strip_abi(qualified: str) -> str:
+    """A qualified name without ABI tags or the std::__cxx11 inline namespace."""
+    return re.sub(r"\[abi:[^\]]*\]", "", qualified).replace("__cxx11::", "")
 
 
 def _version_key(text: str) -> tuple[int, ...]:
