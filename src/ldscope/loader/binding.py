@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ldscope.loader import results as R
 from ldscope.loader.image import Definition, ElfImage, Reference
 from ldscope.loader.search import LoadedObject
@@ -100,25 +102,31 @@ def _demangle(name: str) -> str | None:
 BindingCache = dict[tuple[object, ...], object]
 
 
-def _providers_index(stable: list[ElfImage], cache: BindingCache) -> dict[str, list[ElfImage]]:
-    """name → files defining it, over every file any cached scope has held.
+def _satisfied(referrer: ElfImage, provider: ElfImage, cache: BindingCache) -> np.ndarray:
+    """Which of referrer's references provider can satisfy (check_match), cached per pair.
 
-    One index shared by all scopes (memory grows with the files seen, not with the number
-    of distinct scopes); a scope picks its first provider by position.
+    Whether a reference binds at all depends only on whether *some* file in scope matches
+    it, so a scope's answer is the OR of these per-pair arrays: each pair is computed once
+    per scan however many processes and scopes it appears in.
     """
-    index = cache.get(("providers",))
-    seen = cache.get(("providers-seen",))
-    if index is None or seen is None:
-        index, seen = {}, set()
-        cache[("providers",)] = index
-        cache[("providers-seen",)] = seen
-    assert isinstance(index, dict) and isinstance(seen, set)
-    for image in stable:
-        if id(image) not in seen:
-            seen.add(id(image))
-            for name in image.defined_names:
-                index.setdefault(name, []).append(image)
-    return index
+    key = ("sat", id(referrer), id(provider))
+    cached = cache.get(key)
+    if cached is None:
+        refs = referrer.references
+        sat = np.zeros(len(refs), dtype=bool)
+        positions = referrer.reference_positions()
+        definitions = provider.definitions
+        for name in provider.defined_names & positions.keys():
+            defs = definitions[name]
+            for i in positions[name]:
+                ref = refs[i]
+                if ref.is_copy and provider is referrer:
+                    continue  # a copy relocation never binds to the program's own copy
+                if match_in_object(provider, defs, ref.version, False, not ref.at_load) is not None:
+                    sat[i] = True
+        cache[key] = cached = sat
+    assert isinstance(cached, np.ndarray)
+    return cached
 
 
 def _scopes(obj: LoadedObject) -> list[list[LoadedObject]]:
@@ -229,23 +237,11 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
     key = (id(obj.image), tuple(id(image) for image in stable))
     cached = cache.get(key)
     if cached is None:
-        index = _providers_index(stable, cache)
-        position = {id(image): pos for pos, image in reversed(list(enumerate(stable)))}
-        unresolved_refs: list[int] = []
-        for i, ref in enumerate(refs):
-            candidates = sorted(
-                (img for img in index.get(ref.name, ()) if id(img) in position),
-                key=lambda img: position[id(img)],
-            )
-            found = False
-            for image in candidates:
-                if ref.is_copy and image is obj.image:
-                    continue
-                if _matches(image, ref):
-                    found = True
-                    break
-            if not found and _fails_unbound(ref):
-                unresolved_refs.append(i)
+        bound = np.zeros(len(refs), dtype=bool)
+        for image in dict.fromkeys(stable):
+            bound |= _satisfied(obj.image, image, cache)
+        fails = np.fromiter((_fails_unbound(r) for r in refs), dtype=bool, count=len(refs))
+        unresolved_refs = np.flatnonzero(fails & ~bound).tolist()
         cache[key] = cached = unresolved_refs
     assert isinstance(cached, list)
     unresolved: list[int] = cached

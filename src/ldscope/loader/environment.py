@@ -45,6 +45,8 @@ class LoadEnvironment:
     secure: bool = False
     extra_search_dirs: Sequence[str] = ()  # --also-search, for near-misses only
     problems: list[str] = field(default_factory=list)
+    _cache_contexts: dict[tuple[str, int], CacheLookupContext] = field(default_factory=dict, repr=False)
+    _subdirs: dict[tuple[str, str, int], tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------ variables
     @property
@@ -115,8 +117,13 @@ class LoadEnvironment:
         return self._conf_dirs
 
     def cache_context(self, machine: str, elf_class: int) -> CacheLookupContext:
-        """What ld.so for this machine accepts from the cache."""
-        return CacheLookupContext.for_machine(machine, elf_class, self.cpu)
+        """What ld.so for this machine accepts from the cache (computed once per machine)."""
+        key = (machine, elf_class)
+        context = self._cache_contexts.get(key)
+        if context is None:
+            context = CacheLookupContext.for_machine(machine, elf_class, self.cpu)
+            self._cache_contexts[key] = context
+        return context
 
     # ------------------------------------------------------------ platform
     def system_dirs(self, machine: str, elf_class: int) -> tuple[str, ...]:
@@ -127,7 +134,14 @@ class LoadEnvironment:
             return ("/lib", "/usr/lib")
 
     def subdirs(self, directory: str, machine: str, elf_class: int) -> tuple[str, ...]:
-        """The directories tried for one search-path element (hwcaps first)."""
+        """The directories tried for one search-path element (hwcaps first), memoised."""
+        key = (directory, machine, elf_class)
+        found = self._subdirs.get(key)
+        if found is None:
+            found = self._subdirs[key] = self._compute_subdirs(directory, machine, elf_class)
+        return found
+
+    def _compute_subdirs(self, directory: str, machine: str, elf_class: int) -> tuple[str, ...]:
         if directory == "":
             # The empty element (dl-load.c fillin_rpath): candidates are relative names,
             # "glibc-hwcaps/x86-64-v3/libx.so" ... "libx.so".

@@ -158,6 +158,16 @@ class ElfImage:
                 self._defined_names = frozenset(names[i] for i in self._defined_idx.tolist())
         return self._defined_names
 
+    def reference_positions(self) -> dict[str, list[int]]:
+        """name → indices into `references` (built once)."""
+        cached = getattr(self, "_reference_positions", None)
+        if cached is None:
+            cached = {}
+            for i, ref in enumerate(self.references):
+                cached.setdefault(ref.name, []).append(i)
+            self._reference_positions = cached
+        return cached
+
     @property
     def copy_relocated_names(self) -> frozenset[str]:
         """Names this file copy-relocates (its copy is the one every other file binds to)."""
