@@ -12,6 +12,7 @@ from ldscope import __version__
 # name -> (module, attribute, one-line help). Kept here so `--help` needs no heavy imports.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "info": ("ldscope.cli.info_cmd", "info", "Summarise ELF files, archives and linker scripts."),
+    "link": ("ldscope.cli.link_cmd", "link", "Will it link? Predict and explain bfd/gold/lld/mold errors, with fixes."),
     "load": ("ldscope.cli.load_cmd", "load", "Will it load? Library tree, problems, near-misses."),
     "scan": ("ldscope.cli.scan_cmd", "scan", "Will everything native in an environment, wheel or tree load?"),
     "symbols": ("ldscope.cli.symbols_cmd", "symbols", "List symbols like nm, with versions and demangling."),

@@ -20,6 +20,7 @@ from ldscope.elf.ldscript import LinkerScript, parse_linker_script
 from ldscope.errors import InputFormatError
 
 _SNIFF = 4096
+SYM_STRONG, SYM_WEAK, SYM_COMMON, SYM_UNDEF, SYM_WEAK_UNDEF = 1, 2, 3, 4, 5
 _MAX_SCRIPT = 4 << 20
 
 
@@ -40,6 +41,9 @@ class ObjectFacts:
     groups: tuple[str, ...]
     has_symtab: bool
     e_type: int = C.ET_REL
+    symbols: tuple[tuple[str, int], ...] = ()  # (key, SYM_*) in symbol-table order
+    group_refs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # sig -> refs from it
+    plain_refs: frozenset[str] = frozenset()  # refs from sections outside COMDAT groups
 
     def defines(self, key: str) -> bool:
         """True if the object defines `key` (strong, weak or common)."""
@@ -61,6 +65,15 @@ class SharedFacts:
     display: Mapping[str, str]  # key -> "name@@VER" for versioned definitions
     undef: tuple[str, ...]
     weak_undef: tuple[str, ...]
+    undef_versions: Mapping[str, str] = field(default_factory=dict)  # reference -> version it names
+    order: tuple[tuple[str, int], ...] = ()  # (key, SYM_*) in .dynsym order
+    data_defs: frozenset[str] = frozenset()  # strong, not a function, in an initialised section
+
+    def beats_common(self, key: str) -> bool:
+        """bfd: this library's definition replaces a common symbol of a regular object (a
+        strong data symbol with initialised contents; a function, a weak symbol or a
+        .bss symbol -- a common resolved when the library was made -- does not)."""
+        return key in self.data_defs
 
     def shown(self, key: str) -> str:
         """The symbol as a linker prints it (`name@@VER` when versioned)."""
@@ -167,7 +180,9 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     keep = bind != C.STB_LOCAL
     keep[0] = False
     idx = np.flatnonzero(keep)
-    names = table.strings.get_many(table.entries["st_name"][idx])
+    names = _symtab_names(elf, table.entries["st_name"][idx].tolist())
+    if names is None:
+        names = table.strings.get_many(table.entries["st_name"][idx])
     binds = bind[idx].tolist()
     secs = shndx[idx].tolist()
     types = stype[idx].tolist()
@@ -182,33 +197,89 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     undef: dict[str, None] = {}
     weak_undef: dict[str, None] = {}
     group_of: dict[str, str] = {}
+    order: list[tuple[str, int]] = []
     for name, b, sec, typ in zip(names, binds, secs, types):
         if not name:
             continue
         if sec == C.SHN_UNDEF:
             if b == C.STB_WEAK:
                 weak_undef[name] = None
+                order.append((name, SYM_WEAK_UNDEF))
             else:
                 undef[name] = None
+                order.append((name, SYM_UNDEF))
             continue
-        keys = _keys_for_definition(name)
+        keys = _keys_for_definition(name) if "@" in name else (name,)
         if sec == C.SHN_COMMON:
             common.extend(keys)
+            order.extend((k, SYM_COMMON) for k in keys)
             continue
-        target = weak if b == C.STB_WEAK else strong
-        target.extend(keys)
-        if b != C.STB_WEAK and typ != C.STT_FUNC:
+        is_weak = b == C.STB_WEAK
+        code = SYM_WEAK if is_weak else SYM_STRONG
+        if len(keys) == 1:
+            (weak if is_weak else strong).append(name)
+            order.append((name, code))
+        else:
+            (weak if is_weak else strong).extend(keys)
+            order.extend((k, code) for k in keys)
+        if not is_weak and typ != C.STT_FUNC:
             data.update(keys)
-        sig = section_group.get(sec)
-        if sig is not None:
+        group = section_group.get(sec)
+        if group is not None:
             for k in keys:
-                group_of[k] = sig
+                group_of[k] = group
+    group_refs: dict[str, frozenset[str]] = {}
+    plain_refs: frozenset[str] = frozenset()
+    if groups:
+        group_refs, plain_refs = _refs_by_group(elf, idx.tolist(), names, secs, section_group)
     return ObjectFacts(
         name=display, machine=elf.machine, elf_class=elf.elf_class, strong=tuple(strong),
         weak=tuple(weak), common=tuple(common), data_defs=frozenset(data), undef=tuple(undef),
         weak_undef=tuple(n for n in weak_undef if n not in undef), group_of=group_of,
         groups=tuple(g for g, _ in groups), has_symtab=True, e_type=elf.e_type,
+        symbols=tuple(order), group_refs=group_refs, plain_refs=plain_refs,
     )
+
+
+def _symtab_names(elf: ElfFile, offsets: list[int]) -> list[str] | None:
+    """Names from .symtab's string table, read as one bytes object (fast for archive
+    members, whose buffers are memoryviews); None if the layout is unexpected."""
+    headers = elf.section_headers
+    if not len(headers):
+        return None
+    found = np.flatnonzero(headers["sh_type"] == C.SHT_SYMTAB)
+    if not found.size:
+        return None
+    link = int(headers["sh_link"][found[0]])
+    if not 0 < link < len(headers):
+        return None
+    blob = elf.read_bytes(int(headers["sh_offset"][link]), int(headers["sh_size"][link]), ".strtab")
+    size = len(blob)
+    out: list[str] = []
+    append = out.append
+    find = blob.find
+    for o in offsets:
+        if o >= size:
+            append("")
+            continue
+        end = find(b"\0", o)
+        append(blob[o:end if end >= 0 else size].decode("utf-8", "surrogateescape"))
+    return out
+
+
+def _refs_by_group(elf: ElfFile, indices: list[int], names: list[str], secs: list[int],
+                   section_group: dict[int, str]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """Undefined symbols referenced from each COMDAT group's sections, and from the rest.
+
+    A reference only made from a group that the link discards is never reported."""
+    undef_name = {i: n for i, n, sec in zip(indices, names, secs) if sec == C.SHN_UNDEF and n}
+    by_group: dict[str, set[str]] = {}
+    plain: set[str] = set()
+    for sec, table in elf.section_relocations:
+        sig = section_group.get(sec.info) or section_group.get(sec.index)
+        used = {undef_name[i] for i in np.unique(table.symbol_indices).tolist() if i in undef_name}
+        (by_group.setdefault(sig, set()) if sig else plain).update(used)
+    return {k: frozenset(v) for k, v in by_group.items()}, frozenset(plain)
 
 
 def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
@@ -219,6 +290,9 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
     display: dict[str, str] = {}
     undef: list[str] = []
     weak_undef: list[str] = []
+    versioned: dict[str, str] = {}
+    order: list[tuple[str, int]] = []
+    data_defs: set[str] = set()
     if table is not None and len(table):
         bind = table.bind
         shndx = table.section_index
@@ -229,6 +303,9 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
         names = table.strings.get_many(table.entries["st_name"][idx])
         binds = bind[idx].tolist()
         secs = shndx[idx].tolist()
+        types = table.type[idx].tolist()
+        nobits = {i for i, t in enumerate(elf.section_headers["sh_type"].tolist()) if t == C.SHT_NOBITS} \
+            if len(elf.section_headers) else set()
         versions = table.versions
         vnames: list[str | None] = [None] * len(idx)
         hidden: list[bool] = [False] * len(idx)
@@ -238,19 +315,29 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
             pos = idx.tolist()
             vnames = [all_names[i] for i in pos]
             hidden = hmask[idx].tolist()
-        for name, b, sec, ver, hid in zip(names, binds, secs, vnames, hidden):
+        for name, b, sec, ver, hid, typ in zip(names, binds, secs, vnames, hidden, types):
             if not name:
                 continue
+            if sec not in (C.SHN_UNDEF, C.SHN_COMMON) and b != C.STB_WEAK and typ not in (
+                    C.STT_FUNC, C.STT_GNU_IFUNC) and sec not in nobits:
+                data_defs.add(name)
             if sec == C.SHN_UNDEF:
                 (weak_undef if b == C.STB_WEAK else undef).append(name)
+                order.append((name, SYM_WEAK_UNDEF if b == C.STB_WEAK else SYM_UNDEF))
+                if ver is not None:
+                    versioned[name] = ver
                 continue
             weak = b == C.STB_WEAK
+            code = SYM_WEAK if weak else SYM_STRONG
             if ver is None or ver == name:
                 defs.setdefault(name, weak)
+                order.append((name, code))
                 continue
             defs.setdefault(f"{name}@{ver}", weak)
+            order.append((f"{name}@{ver}", code))
             if not hid:
                 defs.setdefault(name, weak)
+                order.append((name, code))
                 display[name] = f"{name}@@{ver}"
             else:
                 display.setdefault(f"{name}@{ver}", f"{name}@{ver}")
@@ -261,7 +348,7 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
         runpath=dyn.runpath if dyn is not None else (),
         rpath=dyn.rpath if dyn is not None else (),
         machine=elf.machine, elf_class=elf.elf_class, defs=defs, display=display,
-        undef=tuple(undef), weak_undef=tuple(weak_undef),
+        undef=tuple(undef), weak_undef=tuple(weak_undef), undef_versions=versioned, order=tuple(order), data_defs=frozenset(data_defs),
     )
 
 

@@ -1,0 +1,169 @@
+"""Benchmark (not a test): `ldscope link` prediction time vs. the real ld.bfd and mold links.
+
+    python benchmarks/bench_link.py [--sizes 100,500,2000,4000] [--syms 50] [--style c|asm] [--write FILE]
+
+Generated links: N archive members (split over 4 archives, in a group) defining S functions
+each and calling functions of other members (forward and backward), plus a main object.
+Every link succeeds. `--style c` compiles C with `gcc -O2 -g` (what real builds link);
+`--style asm` assembles one-instruction functions (the linker has almost nothing to do). Times are the best of 3 runs each, all files in the OS
+cache; ldscope is timed in-process with a cold facts cache (parsing every member again) and
+as a fresh `ldscope link` process (Python start-up included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ldscope.linker.cmdline import resolve_link_line
+from ldscope.linker.facts import FactsCache
+from ldscope.linker.model import simulate_argv
+
+ARCHIVES = 4
+
+
+def _c_member(rng: random.Random, m: int, members: int, syms: int) -> str:
+    """A C file with `syms` small functions, a table, and calls into other members."""
+    lines = [f"static int tab{m}[16] = {{{', '.join(str(rng.randrange(100)) for _ in range(16))}}};"]
+    calls = [f"f{t}_{rng.randrange(syms)}" for t in ([m + 1] if m + 1 < members else [])
+             + [rng.randrange(members) for _ in range(2)] if t != m]
+    lines += [f"extern int {c}(int);" for c in calls]
+    for j in range(syms):
+        tail = f" + {calls[j % len(calls)]}(x - 1)" if calls and j < len(calls) else ""
+        lines.append(f"int f{m}_{j}(int x) {{ int s = 0; for (int i = 0; i < x; i++) "
+                     f"s += tab{m}[(i + {j}) & 15] * i; return s{tail}; }}")
+    return "\n".join(lines) + "\n"
+
+
+def _asm_member(rng: random.Random, m: int, members: int, syms: int) -> str:
+    """A minimal assembly file: `syms` one-instruction functions and a few calls."""
+    lines = ["\t.text"]
+    for j in range(syms):
+        name = f"f{m}_{j}"
+        lines += [f"\t.globl {name}", f"\t.type {name}, @function", f"{name}:"]
+        if j == 0:
+            targets = ([m + 1] if m + 1 < members else []) + [rng.randrange(members) for _ in range(2)]
+            lines += [f"\tcall f{t}_{rng.randrange(syms)}" for t in targets if t != m]
+        lines.append("\tret")
+    return "\n".join(lines) + "\n"
+
+
+def generate(root: Path, members: int, syms: int, style: str = "c", seed: int = 1) -> list[str]:
+    """Write and build the inputs; the link line's inputs (main.o then the archives).
+
+    style "c": C compiled with gcc -O2 -g (code, relocations, debug info: what builds have);
+    style "asm": one-instruction functions, no debug info (the linker has almost no work)."""
+    rng = random.Random(seed)
+    src = root / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    files: list[str] = []
+    suffix = ".c" if style == "c" else ".s"
+    for m in range(members):
+        text = _c_member(rng, m, members, syms) if style == "c" else _asm_member(rng, m, members, syms)
+        (src / f"m{m}{suffix}").write_text(text)
+        files.append(f"m{m}{suffix}")
+    if style == "c":
+        (src / "main.c").write_text("extern int f0_0(int);\nint main(void) { return f0_0(3); }\n")
+        procs = [subprocess.Popen(["gcc", "-O2", "-g", "-c", *files[i::2]], cwd=src) for i in range(2)]
+        procs.append(subprocess.Popen(["gcc", "-O2", "-g", "-c", "main.c"], cwd=src))
+        for p in procs:
+            if p.wait() != 0:
+                raise RuntimeError("compilation failed")
+    else:
+        (src / "main.s").write_text("\t.text\n\t.globl main\nmain:\n\tcall f0_0\n\tret\n")
+        for f in [*files, "main.s"]:
+            subprocess.run(["as", "-o", f[:-2] + ".o", f], cwd=src, check=True)
+    per = (members + ARCHIVES - 1) // ARCHIVES
+    libs = []
+    for a in range(ARCHIVES):
+        chunk = [f"m{m}.o" for m in range(a * per, min(members, (a + 1) * per))]
+        if not chunk:
+            continue
+        lib = f"lib{a}.a"
+        subprocess.run(["ar", "rcs", str(root / lib), *chunk], cwd=src, check=True)
+        libs.append(lib)
+    shutil.copy(src / "main.o", root / "main.o")
+    # Archives in order, then again in a group so every backward reference resolves for bfd.
+    return ["main.o", "--start-group", *libs, "--end-group"]
+
+
+def best(fn: object, runs: int = 3) -> float:
+    """Best wall time of `runs` calls."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def real(program: str, inputs: list[str], cwd: Path) -> float:
+    """Time one real link (must succeed)."""
+    def go() -> None:
+        proc = subprocess.run([program, "-o", "out.bin", "-e", "main", *inputs], cwd=cwd,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr[-2000:])
+    return best(go)
+
+
+def predict(inputs: list[str], cwd: Path) -> float:
+    """Time ldscope's prediction in-process, with a cold facts cache each run."""
+    def go() -> None:
+        line = resolve_link_line(["ld.bfd", "-o", "out.bin", "-e", "main", *inputs], cwd=str(cwd))
+        sim = simulate_argv(line, cache=FactsCache())
+        if not sim.links:
+            raise RuntimeError("predicted failure")
+    return best(go)
+
+
+def cli(inputs: list[str], cwd: Path) -> float:
+    """Time a fresh `ldscope link` process."""
+    def go() -> None:
+        subprocess.run([sys.executable, "-m", "ldscope", "link", "--no-search", "--", "ld.bfd",
+                        "-o", "out.bin", "-e", "main", *inputs], cwd=cwd, capture_output=True, check=True)
+    return best(go)
+
+
+def main() -> int:
+    """Run the sizes and print (and optionally write) the table."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", default="100,500,2000,4000")
+    ap.add_argument("--syms", type=int, default=50)
+    ap.add_argument("--style", choices=("c", "asm"), default="c")
+    ap.add_argument("--write", metavar="FILE")
+    ns = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ldscope-bench-") as tmp:
+        for n in (int(x) for x in ns.sizes.split(",")):
+            root = Path(tmp) / f"n{n}"
+            root.mkdir()
+            inputs = generate(root, n, ns.syms, ns.style)
+            t_bfd = real("ld.bfd", inputs, root)
+            t_mold = real("mold", inputs, root) if shutil.which("mold") else float("nan")
+            t_pred = predict(inputs, root)
+            t_cli = cli(inputs, root)
+            rows.append((n, n * ns.syms, t_bfd, t_mold, t_pred, t_cli))
+            print(f"[{ns.style}] members {n:5d} symbols {n * ns.syms:7d}: ld.bfd {t_bfd:.3f}s mold {t_mold:.3f}s "
+                  f"ldscope {t_pred:.3f}s ({t_pred / t_bfd:.2f}x bfd, {t_pred / t_mold:.2f}x mold) "
+                  f"cli {t_cli:.3f}s ({t_cli / t_bfd:.2f}x bfd)", flush=True)
+    if ns.write:
+        table = ["| members | defined symbols | ld.bfd | mold | ldscope (in-process) | ÷ ld.bfd | ÷ mold | "
+                 "`ldscope link` process | ÷ ld.bfd |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for n, s, b, m, p, c in rows:
+            table.append(f"| {n} | {s} | {b:.3f} s | {m:.3f} s | {p:.3f} s | {p / b:.2f}× | {p / m:.2f}× | "
+                         f"{c:.3f} s | {c / b:.2f}× |")
+        with open(ns.write, "a", encoding="utf-8") as fh:
+            fh.write(f"\nInputs: {ns.style} ({'gcc -O2 -g' if ns.style == 'c' else 'one-instruction asm functions'}), "
+                     f"{ns.syms} functions per member.\n\n" + "\n".join(table) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""`ldscope link -- CMD...`: will it link? Errors worded like the linker, explained, fixed."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ldscope.cli.common import (
+    EXIT_CLEAN,
+    EXIT_FINDINGS,
+    EXIT_INPUT_ERROR,
+    diagnose,
+    output_options,
+    write_output,
+)
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option("--linker", type=click.Choice(["bfd", "gold", "lld", "mold"]),
+              help="Simulate this linker (default: the one the line would use).")
+@click.option("--from-log", "from_log", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Read the failing link command from a build log (rustc note, make/ninja/CMake).")
+@click.option("--cwd", "cwd", type=click.Path(file_okay=False), metavar="DIR",
+              help="Directory the link runs in (default: the current one, or the log's).")
+@click.option("--fix", is_flag=True, help="Find candidate fixes and verify each by simulation.")
+@click.option("--ablate", is_flag=True, help="Print the table of every candidate fix and its effect.")
+@click.option("--confirm", is_flag=True,
+              help="Also run the REAL linker on the line and each candidate (into a temp dir).")
+@click.option("--no-driver", is_flag=True,
+              help="Do not ask the compiler driver (-###); use documented defaults.")
+@click.option("--no-search", is_flag=True,
+              help="Do not look through the search path for libraries that define missing symbols.")
+@output_options(("text", "json", "sarif"))
+def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd: str | None,
+         fix: bool, ablate: bool, confirm: bool, no_driver: bool, no_search: bool,
+         output_format: str, output: str | None, verbose: bool) -> None:
+    """Predict whether a link succeeds, without linking.
+
+    \b
+    ldscope link -- gcc main.o -L. -lfoo -o app
+    ldscope link --linker lld --fix -- ld.bfd @link.rsp
+    ldscope link --from-log build.log --format json
+
+    Errors are worded like the chosen linker's, with the symbol (mangled and demangled),
+    the referencing input and its argument position, and where a definition exists.
+
+    Exit status: 0 predicted to link, 1 predicted to fail, 2 usage or input error.
+    """
+    from ldscope.linker.api import build_report
+    from ldscope.linker.cmdline import CommandLineError, resolve_link_line
+    from ldscope.linker.report import render_text, report_json, report_sarif
+    from ldscope.report.jsonout import dumps
+
+    if bool(command) == bool(from_log):
+        raise click.UsageError("give either a command after `--` or --from-log FILE")
+    try:
+        if from_log:
+            from ldscope.linker.logparse import find_link_in_log
+
+            text = _read_log(from_log)
+            found = find_link_in_log(text, cwd)
+            where = found.cwd or cwd or (os.path.dirname(os.path.abspath(from_log)) if from_log != "-" else None)
+            line = resolve_link_line(list(found.argv), cwd=where, linker=linker,
+                                     use_driver=not no_driver, source="log")
+            line = type(line)(line.argv, line.original, line.cwd, line.linker, line.linker_program,
+                              line.source, (*found.notes, *line.notes, *_log_notes(found)))
+        else:
+            line = resolve_link_line(list(command), cwd=cwd, linker=linker, use_driver=not no_driver)
+        report = build_report(line, fix=fix or ablate, confirm=confirm, search=not no_search)
+    except CommandLineError as exc:
+        diagnose("link", str(exc))
+        raise SystemExit(EXIT_INPUT_ERROR) from None
+    if not report.inputs:
+        diagnose("link", "the line has no inputs: nothing to simulate")
+        raise SystemExit(EXIT_INPUT_ERROR)
+    if output_format == "json":
+        text_out = dumps(report_json(report))
+    elif output_format == "sarif":
+        text_out = dumps(report_sarif(report))
+    else:
+        text_out = render_text(report, verbose=verbose, ablate=ablate)
+    write_output(text_out, output)
+    raise SystemExit(EXIT_CLEAN if report.links else EXIT_FINDINGS)
+
+
+def _read_log(path: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(64 << 20)
+    except OSError as exc:
+        diagnose(path, f"cannot read the log: {exc.strerror or exc}")
+        raise SystemExit(EXIT_INPUT_ERROR) from None
+
+
+def _log_notes(found: object) -> tuple[str, ...]:
+    reported = getattr(found, "reported", ())
+    if not reported:
+        return ()
+    syms = sorted(found.reported_symbols()) if hasattr(found, "reported_symbols") else []
+    text = f"the log reports {len(reported)} linker error line(s)"
+    if syms:
+        text += ": undefined " + ", ".join(syms[:10])
+    return (text,)
