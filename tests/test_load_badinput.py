@@ -96,7 +96,7 @@ def test_cyclic_needed_graph(tmp_path: Path) -> None:
     run(["gcc", "-o", "m", "m.c", "-L.", "-lb", "-la", "-Wl,-rpath,$ORIGIN"], cwd=tmp_path)
     report = simulate_load(str(tmp_path / "m"))
     assert report.loads is True
-    assert sorted(p for p in report.load_order if p.endswith((".so"))) == [f"{tmp_path}/liba.so", f"{tmp_path}/libb.so"]
+    assert sorted(p for p in report.load_order if p.endswith(".so")) == [f"{tmp_path}/liba.so", f"{tmp_path}/libb.so"]
 
 
 def test_malformed_cache_is_reported_and_ignored(tmp_path: Path) -> None:
