@@ -258,3 +258,20 @@ def test_setuid_program_ignores_ld_library_path(scenario: Path, tmp_path: Path) 
     assert any(p.kind == "secure-mode" for p in report.problems)
     missing = next(p for p in report.problems if p.kind == "missing-library")
     assert not any(t.source == "LD_LIBRARY_PATH" for t in missing.tried)
+
+
+def test_library_found_only_because_already_loaded_says_so(tmp_path: Path) -> None:
+    (tmp_path / "other").mkdir()
+    (tmp_path / "d.c").write_text("int dep_fn(void) { return 1; }\n")
+    run(["gcc", "-shared", "-fPIC", "-o", "other/libdep.so", "d.c", "-Wl,-soname,libdep.so"], cwd=tmp_path)
+    (tmp_path / "m.c").write_text("int dep_fn(void);\nint PyInit_m(void) { return dep_fn(); }\n")
+    ext = tmp_path / "m.cpython-311-x86_64-linux-gnu.so"
+    run(["gcc", "-shared", "-fPIC", "-o", ext.name, "m.c", "-Lother", "-ldep"], cwd=tmp_path)
+    alone = simulate_load(str(ext))
+    assert alone.loads is False
+    assert any(p.kind == "missing-library" and p.library == "libdep.so" for p in alone.problems)
+    with_dep = simulate_load(str(ext), LoadOptions(loaded=(str(tmp_path / "other" / "libdep.so"),)))
+    assert with_dep.loads is True
+    notes = [p for p in with_dep.problems if p.kind == "assumed-loaded"]
+    assert len(notes) == 1 and notes[0].severity == "info"
+    assert notes[0].library == f"{tmp_path}/other/libdep.so" and "only because" in notes[0].message

@@ -275,6 +275,7 @@ class LoaderModel:
         process = self._process(image)
         target = os.path.abspath(path) if not self.env.root else path
         call_map = self._start_host(process, host, image)
+        before_assumed = set(map(id, process.objects))
         for extra in host.loaded:
             obj = process.map_object(extra, call_map, dlopened=True)
             if obj is not None:
@@ -290,6 +291,7 @@ class LoaderModel:
         for obj in process.objects:
             if not obj.scope:
                 obj.scope = [process.global_scope] + ([obj.searchlist] if obj.dlopened and obj.searchlist else [])
+        assumed = [o for o in process.objects if id(o) not in before_assumed]
         before = set(map(id, process.objects))
         root = process.map_object(target, call_map, via_override=R.VIA_DIRECT, dlopened=True)
         if root is None:
@@ -302,6 +304,8 @@ class LoaderModel:
             obj.dlopened = True
             obj.scope = [process.global_scope, root.searchlist]
         bindings = self._check_and_bind(process, new_objects, now=host.now)
+        if assumed:
+            process.problems.extend(_found_only_as_loaded(process, root.searchlist, assumed))
         return self._report(target, host, process, bindings)
 
     def _start_host(self, process: Process, host: Host, target: ElfImage) -> LoadedObject:
@@ -368,3 +372,24 @@ def _is_setuid(path: str) -> bool:
         return bool(os.stat(path).st_mode & (stat.S_ISUID | stat.S_ISGID))
     except OSError:
         return False
+
+
+def _found_only_as_loaded(process: Process, closure: list[LoadedObject],
+                          assumed: list[LoadedObject]) -> list[R.Problem]:
+    """Info for each library the target gets only because --loaded/--preload (or a declared
+    dependency imported first) put it in the process: searched for afresh, it is not found."""
+    notes: list[R.Problem] = []
+    assumed_ids = {id(o) for o in assumed}
+    for obj in closure:
+        for name in obj.image.needed:
+            dep = process.find_loaded(name)
+            if dep is None or id(dep) not in assumed_ids:
+                continue
+            if process.searcher.search(name, obj, process.main).image is not None:
+                continue
+            notes.append(R.Problem(
+                "assumed-loaded", "info", obj.path,
+                f"{obj.path} finds {name} only because {dep.path} is already loaded "
+                "(a library imported first); loaded on its own it would not find it",
+                R.WHEN_NEVER, library=dep.path, cause=f"assumed-loaded:{obj.path}:{name}"))
+    return notes
