@@ -26,12 +26,49 @@ _LIBPYTHON = re.compile(r"^libpython(\d+)\.(\d+)[a-z]*\.so")
 _VERSION_FAMILY = re.compile(r"^(.*?)(\d+(?:\.\d+)*)$")
 
 
+def _name_hash(name: str) -> int:
+    """A 64-bit hash of a symbol name (stable within one process and its forks)."""
+    return hash(name) & 0x7FFFFFFFFFFFFFFF
+
+
+class SharedIndex:
+    """Per-file facts near-miss searches reuse across every report of one scan."""
+
+    def __init__(self) -> None:
+        self._exports: dict[str, tuple[object, str | None, np.ndarray] | None] = {}
+
+    def exports(self, fs: object, host_path: str) -> tuple[object, str | None, np.ndarray] | None:
+        """(file identity, SONAME, sorted hashes of exported names), None if not ELF."""
+        if host_path in self._exports:
+            return self._exports[host_path]
+        from ldscope.elf import constants as C
+
+        result: tuple[object, str | None, np.ndarray] | None = None
+        try:
+            key = fs.key(host_path)  # type: ignore[attr-defined]
+            if fs.head(host_path, 4) == b"\x7fELF":  # type: ignore[attr-defined]
+                with fs.open_elf(host_path) as elf:  # type: ignore[attr-defined]
+                    table = elf.dynsym
+                    hashes = np.zeros(0, dtype=np.int64)
+                    if table is not None:
+                        mask = (table.section_index != C.SHN_UNDEF) & (table.bind != C.STB_LOCAL)
+                        names = table.strings.get_many(table.entries["st_name"][mask])
+                        hashes = np.unique(np.fromiter((_name_hash(n) for n in names), dtype=np.int64,
+                                                       count=len(names)))
+                    result = (key, elf.dynamic.soname if elf.dynamic else None, hashes)
+        except (InputFormatError, OSError):
+            result = None
+        self._exports[host_path] = result
+        return result
+
+
 class NearMissFinder:
     """Looks for near-misses around one load report; caches directory scans and demangling."""
 
     def __init__(self, report: R.LoadReport, images: ImageCache, env: object,
-                 also_search: Iterable[str] = ()) -> None:
+                 also_search: Iterable[str] = (), shared: SharedIndex | None = None) -> None:
         self.report = report
+        self.shared = shared if shared is not None else SharedIndex()
         self.images = images
         self.env = env
         self.also_search = tuple(also_search)
@@ -114,15 +151,12 @@ class NearMissFinder:
         """wanted name → [(path, soname)] of libraries on the search path and in
         --also-search (not in scope) that export it.
 
-        Each candidate file is read once for all wanted names and nothing of it is kept, so
-        scanning a large library directory costs time, not memory.
+        Each candidate file's exported names are kept only as a sorted array of 64-bit
+        hashes (8 bytes a name) in the scan-wide index, so later reports reuse the pass.
         """
         if self._providers is not None:
             return self._providers
-        from ldscope.elf import constants as C
-
         found: dict[str, list[tuple[str, str | None]]] = {}
-        wanted = self.wanted
         fs = self.images.fs
         in_scope: set[object] = set()
         for path, _img in self.scope():
@@ -130,30 +164,24 @@ class NearMissFinder:
                 in_scope.add(fs.key(self.host_path(path)))
             except OSError:
                 continue
+        wanted = sorted(self.wanted)
+        wanted_hashes = np.array([_name_hash(n) for n in wanted], dtype=np.int64)
         seen: set[object] = set()
         for d in self.search_dirs():
             for path in self.dir_libraries(d):
-                host = self.host_path(path)
-                try:
-                    key = fs.key(host)
-                    if key in in_scope or key in seen:
-                        continue
-                    seen.add(key)
-                    if fs.head(host, 4) != b"\x7fELF":
-                        continue
-                    with fs.open_elf(host) as elf:
-                        table = elf.dynsym
-                        if table is None:
-                            continue
-                        mask = (table.section_index != C.SHN_UNDEF) & (table.bind != C.STB_LOCAL)
-                        names = table.strings.get_many(table.entries["st_name"][mask])
-                        hits = wanted.intersection(names)
-                        if hits:
-                            soname = elf.dynamic.soname if elf.dynamic else None
-                            for name in hits:
-                                found.setdefault(name, []).append((path, soname))
-                except (InputFormatError, OSError):
+                entry = self.shared.exports(fs, self.host_path(path))
+                if entry is None:
                     continue
+                key, soname, hashes = entry
+                if key in in_scope or key in seen:
+                    continue
+                seen.add(key)
+                if not len(hashes):
+                    continue
+                at = np.searchsorted(hashes, wanted_hashes)
+                hit = (at < len(hashes)) & (hashes[np.minimum(at, len(hashes) - 1)] == wanted_hashes)
+                for i in np.flatnonzero(hit).tolist():
+                    found.setdefault(wanted[i], []).append((path, soname))
         self._providers = found
         return found
 
@@ -429,10 +457,11 @@ def _cause_for(problem: R.Problem, misses: list[R.NearMiss]) -> tuple[str | None
     return problem.cause, None
 
 
-def explain(report: R.LoadReport, model: object, also_search: Iterable[str] = ()) -> tuple[R.Problem, ...]:
+def explain(report: R.LoadReport, model: object, also_search: Iterable[str] = (),
+            shared: SharedIndex | None = None) -> tuple[R.Problem, ...]:
     """Attach near-misses (and shared causes) to the problems of a load report."""
     images = getattr(model, "images", None) or ImageCache()
-    finder = NearMissFinder(report, images, getattr(model, "env", None), also_search)
+    finder = NearMissFinder(report, images, getattr(model, "env", None), also_search, shared)
     out = []
     for p in report.problems:
         misses: list[R.NearMiss] = []

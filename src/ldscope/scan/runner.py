@@ -15,6 +15,7 @@ from ldscope.loader.environment import LoadEnvironment, make_environment
 from ldscope.loader.fs import OSFileSystem
 from ldscope.loader.image import ElfImage, ImageCache
 from ldscope.loader.simulate import Host, LoaderModel
+from ldscope.nearmiss import SharedIndex
 from ldscope.scan.discover import Candidate, Skipped
 from ldscope.scan.pyenv import Distribution, requirement_closure
 
@@ -86,6 +87,8 @@ class ScanState:
     # Problems already explained (near-misses attached), by identity: a library's problem seen
     # in many loads (libjava.so inside every JDK plugin's load) is explained once.
     explained: dict[tuple[object, ...], R.Problem] = field(default_factory=dict)
+    # Exported-name hashes of the libraries near-miss searches look through, for all reports.
+    nearmiss_index: SharedIndex = field(default_factory=SharedIndex)
 
     def __post_init__(self) -> None:
         self.model = LoaderModel(self.env, self.images, record_bindings=False)
@@ -123,7 +126,8 @@ def _explain_once(state: ScanState, report: R.LoadReport) -> tuple[R.Problem, ..
 
     todo = [p for p in report.problems if key(p) not in state.explained]
     if todo:
-        done = explain(replace(report, problems=tuple(todo)), state.model, state.settings.also_search)
+        done = explain(replace(report, problems=tuple(todo)), state.model, state.settings.also_search,
+                       state.nearmiss_index)
         for before, after in zip(todo, done):
             state.explained[key(before)] = after
     return tuple(state.explained.get(key(p), p) for p in report.problems)
