@@ -21,6 +21,7 @@ from ldscope.loader import results as R
 from ldscope.loader.image import ElfImage, ImageCache
 
 MAX_FILES_PER_DIR = 4000
+_SIMILAR_NAME_LIMIT = 20
 _PY_API = re.compile(r"^_?Py[A-Z_]")
 _LIBPYTHON = re.compile(r"^libpython(\d+)\.(\d+)[a-z]*\.so")
 _VERSION_FAMILY = re.compile(r"^(.*?)(\d+(?:\.\d+)*)$")
@@ -36,6 +37,36 @@ class SharedIndex:
 
     def __init__(self) -> None:
         self._exports: dict[str, tuple[object, str | None, np.ndarray] | None] = {}
+        # id(image) → base name → [(mangled, demangled)]: images live in the scan's cache.
+        self.cxx_indexes: dict[int, dict[str, list[tuple[str, str]]]] = {}
+        self._dir_indexes: dict[str, tuple[np.ndarray, np.ndarray, list[tuple[str, object, str | None]]]] = {}
+
+    def directory_index(
+        self, fs: object, files: list[tuple[str, str]]
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, object, str | None]]]:
+        """For a directory's libraries [(path, host path)]: all their export hashes sorted,
+        the owning file of each, and the files' (path, identity, SONAME)."""
+        key = "\0".join(p for p, _ in files)
+        cached = self._dir_indexes.get(key)
+        if cached is not None:
+            return cached
+        owners: list[np.ndarray] = []
+        hashes: list[np.ndarray] = []
+        entries: list[tuple[str, object, str | None]] = []
+        for path, host in files:
+            entry = self.exports(fs, host)
+            if entry is None:
+                continue
+            identity, soname, h = entry
+            hashes.append(h)
+            owners.append(np.full(len(h), len(entries), dtype=np.int32))
+            entries.append((path, identity, soname))
+        all_hashes = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.int64)
+        all_owners = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int32)
+        order = np.argsort(all_hashes, kind="stable")
+        cached = (all_hashes[order], all_owners[order], entries)
+        self._dir_indexes[key] = cached
+        return cached
 
     def exports(self, fs: object, host_path: str) -> tuple[object, str | None, np.ndarray] | None:
         """(file identity, SONAME, sorted hashes of exported names), None if not ELF."""
@@ -73,7 +104,7 @@ class NearMissFinder:
         self.env = env
         self.also_search = tuple(also_search)
         self._scope: list[tuple[str, ElfImage]] | None = None
-        self._cxx_index: dict[int, dict[str, list[tuple[str, str]]]] = {}
+        self._cxx_index = self.shared.cxx_indexes
         self._dir_files: dict[str, list[str]] = {}
         self._providers: dict[str, list[tuple[str, str | None]]] | None = None
         self._hidden: dict[str, list[tuple[str, str, str, str]]] | None = None
@@ -168,20 +199,19 @@ class NearMissFinder:
         wanted_hashes = np.array([_name_hash(n) for n in wanted], dtype=np.int64)
         seen: set[object] = set()
         for d in self.search_dirs():
-            for path in self.dir_libraries(d):
-                entry = self.shared.exports(fs, self.host_path(path))
-                if entry is None:
-                    continue
-                key, soname, hashes = entry
-                if key in in_scope or key in seen:
-                    continue
-                seen.add(key)
-                if not len(hashes):
-                    continue
-                at = np.searchsorted(hashes, wanted_hashes)
-                hit = (at < len(hashes)) & (hashes[np.minimum(at, len(hashes) - 1)] == wanted_hashes)
-                for i in np.flatnonzero(hit).tolist():
-                    found.setdefault(wanted[i], []).append((path, soname))
+            files = [(p, self.host_path(p)) for p in self.dir_libraries(d)]
+            hashes, owners, entries = self.shared.directory_index(fs, files)
+            if not len(hashes):
+                continue
+            lo = np.searchsorted(hashes, wanted_hashes, side="left")
+            hi = np.searchsorted(hashes, wanted_hashes, side="right")
+            for w in np.flatnonzero(hi > lo).tolist():
+                for owner in sorted(set(owners[lo[w]:hi[w]].tolist())):
+                    path, identity, soname = entries[owner]
+                    if identity in in_scope or (identity, wanted[w]) in seen:
+                        continue
+                    seen.add((identity, wanted[w]))
+                    found.setdefault(wanted[w], []).append((path, soname))
         self._providers = found
         return found
 
@@ -216,7 +246,9 @@ class NearMissFinder:
         found.extend(self._not_exported(name))
         if not any(n.kind in ("other-version", "not-exported") for n in found):
             found.extend(self._elsewhere(name))
-        if not found and not name.startswith("_Z"):
+        if not found and not name.startswith("_Z") and len(self.wanted) <= _SIMILAR_NAME_LIMIT:
+            # A typo-like near-miss helps for a handful of names, not for hundreds left
+            # unresolved by one missing library (and difflib is costly over big scopes).
             found.extend(self._similar_names(name))
         found.sort(key=lambda n: -n.score)
         return found[:8]
