@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ldscope.linker.cmdline import resolve_link_line
@@ -93,75 +95,95 @@ def generate(root: Path, members: int, syms: int, style: str = "c", seed: int = 
     return ["main.o", "--start-group", *libs, "--end-group"]
 
 
-def best(fn: object, runs: int = 3) -> float:
-    """Best wall time of `runs` calls."""
-    times = []
-    for _ in range(runs):
+RUNS = 5
+
+
+def _cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def best(fn: Callable[[], None], children: bool) -> tuple[float, float]:
+    """(best wall time, best CPU time) of RUNS calls; CPU of child processes if `children`."""
+    walls, cpus = [], []
+    for _ in range(RUNS):
+        c0 = _cpu_children() if children else time.process_time()
         t0 = time.perf_counter()
-        fn()  # type: ignore[operator]
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append((_cpu_children() if children else time.process_time()) - c0)
+    return min(walls), min(cpus)
 
 
-def real(program: str, inputs: list[str], cwd: Path) -> float:
+def real(program: str, inputs: list[str], cwd: Path) -> tuple[float, float]:
     """Time one real link (must succeed)."""
     def go() -> None:
         proc = subprocess.run([program, "-o", "out.bin", "-e", "main", *inputs], cwd=cwd,
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr[-2000:])
-    return best(go)
+    return best(go, True)
 
 
-def predict(inputs: list[str], cwd: Path) -> float:
+def predict(inputs: list[str], cwd: Path) -> tuple[float, float]:
     """Time ldscope's prediction in-process, with a cold facts cache each run."""
     def go() -> None:
         line = resolve_link_line(["ld.bfd", "-o", "out.bin", "-e", "main", *inputs], cwd=str(cwd))
         sim = simulate_argv(line, cache=FactsCache())
         if not sim.links:
             raise RuntimeError("predicted failure")
-    return best(go)
+    return best(go, False)
 
 
-def cli(inputs: list[str], cwd: Path) -> float:
+def cli(inputs: list[str], cwd: Path) -> tuple[float, float]:
     """Time a fresh `ldscope link` process."""
     def go() -> None:
         subprocess.run([sys.executable, "-m", "ldscope", "link", "--no-search", "--", "ld.bfd",
                         "-o", "out.bin", "-e", "main", *inputs], cwd=cwd, capture_output=True, check=True)
-    return best(go)
+    return best(go, True)
 
 
 def main() -> int:
-    """Run the sizes and print (and optionally write) the table."""
+    """Run the sizes and print (and optionally append to FILE) the table."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="100,500,2000,4000")
     ap.add_argument("--syms", type=int, default=50)
     ap.add_argument("--style", choices=("c", "asm"), default="c")
+    ap.add_argument("--cache", metavar="DIR", help="keep generated inputs here between runs")
     ap.add_argument("--write", metavar="FILE")
     ns = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="ldscope-bench-") as tmp:
+        base = Path(ns.cache) if ns.cache else Path(tmp)
         for n in (int(x) for x in ns.sizes.split(",")):
-            root = Path(tmp) / f"n{n}"
-            root.mkdir()
-            inputs = generate(root, n, ns.syms, ns.style)
-            t_bfd = real("ld.bfd", inputs, root)
-            t_mold = real("mold", inputs, root) if shutil.which("mold") else float("nan")
-            t_pred = predict(inputs, root)
-            t_cli = cli(inputs, root)
-            rows.append((n, n * ns.syms, t_bfd, t_mold, t_pred, t_cli))
-            print(f"[{ns.style}] members {n:5d} symbols {n * ns.syms:7d}: ld.bfd {t_bfd:.3f}s mold {t_mold:.3f}s "
-                  f"ldscope {t_pred:.3f}s ({t_pred / t_bfd:.2f}x bfd, {t_pred / t_mold:.2f}x mold) "
-                  f"cli {t_cli:.3f}s ({t_cli / t_bfd:.2f}x bfd)", flush=True)
+            root = base / f"{ns.style}-{n}-{ns.syms}"
+            if not (root / "main.o").exists():
+                shutil.rmtree(root, ignore_errors=True)
+                root.mkdir(parents=True)
+                generate(root, n, ns.syms, ns.style)
+            inputs = ["main.o", "--start-group", *sorted(p.name for p in root.glob("lib*.a")), "--end-group"]
+            bfd = real("ld.bfd", inputs, root)
+            mold = real("mold", inputs, root) if shutil.which("mold") else (float("nan"), float("nan"))
+            pred = predict(inputs, root)
+            proc = cli(inputs, root)
+            rows.append((n, n * ns.syms, bfd, mold, pred, proc))
+            print(f"[{ns.style}] members {n:5d} symbols {n * ns.syms:7d}: "
+                  f"wall ld.bfd {bfd[0]:.3f} mold {mold[0]:.3f} ldscope {pred[0]:.3f} "
+                  f"({pred[0] / bfd[0]:.2f}x bfd, {pred[0] / mold[0]:.2f}x mold) | "
+                  f"cpu ld.bfd {bfd[1]:.3f} mold {mold[1]:.3f} ldscope {pred[1]:.3f} "
+                  f"({pred[1] / bfd[1]:.2f}x bfd) | process {proc[0]:.3f}s ({proc[0] / bfd[0]:.2f}x bfd)",
+                  flush=True)
     if ns.write:
-        table = ["| members | defined symbols | ld.bfd | mold | ldscope (in-process) | ÷ ld.bfd | ÷ mold | "
-                 "`ldscope link` process | ÷ ld.bfd |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for n, s, b, m, p, c in rows:
-            table.append(f"| {n} | {s} | {b:.3f} s | {m:.3f} s | {p:.3f} s | {p / b:.2f}× | {p / m:.2f}× | "
-                         f"{c:.3f} s | {c / b:.2f}× |")
+        table = ["| members | defined symbols | ld.bfd | mold | ldscope | ÷ ld.bfd | ÷ mold | "
+                 "ld.bfd CPU | ldscope CPU | CPU ÷ ld.bfd | `ldscope link` process | ÷ ld.bfd |",
+                 "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for n, sy, b, m, p, c in rows:
+            table.append(f"| {n} | {sy} | {b[0]:.3f} s | {m[0]:.3f} s | {p[0]:.3f} s | {p[0] / b[0]:.2f}× | "
+                         f"{p[0] / m[0]:.2f}× | {b[1]:.3f} s | {p[1]:.3f} s | {p[1] / b[1]:.2f}× | "
+                         f"{c[0]:.3f} s | {c[0] / b[0]:.2f}× |")
         with open(ns.write, "a", encoding="utf-8") as fh:
-            fh.write(f"\nInputs: {ns.style} ({'gcc -O2 -g' if ns.style == 'c' else 'one-instruction asm functions'}), "
-                     f"{ns.syms} functions per member.\n\n" + "\n".join(table) + "\n")
+            kind = "gcc -O2 -g C" if ns.style == "c" else "one-instruction assembly functions"
+            fh.write(f"\nInputs: {kind}, {ns.syms} functions per member.\n\n" + "\n".join(table) + "\n")
     return 0
 
 

@@ -124,19 +124,27 @@ class Engine:
         discarded = self.claim_groups(facts, uid)
         new = 0
         defs = t.defs
-        undef_pop, weak_pop = t.undef.pop, t.weak_undef.pop
         for kind, keys in ((STRONG, facts.strong), (WEAK, facts.weak), (COMMON, facts.common)):
-            for key in keys:
-                if discarded and key in discarded:
-                    continue
-                if kind == COMMON and not t.known(key):
-                    new += 1
-                if key not in defs:  # the common case, inlined from define()
-                    defs[key] = (kind, uid)
-                    if undef_pop(key, None) is None:
-                        weak_pop(key, None)
-                else:
-                    self.define(key, kind, uid)
+            if not keys:
+                continue
+            if discarded:
+                keys = tuple(k for k in keys if k not in discarded)
+            if kind == COMMON:
+                new += sum(1 for k in keys if not t.known(k))
+            # New names in bulk (the common case); the others through define()'s rules.
+            fresh = list(keys) if defs.keys().isdisjoint(keys) else [k for k in keys if k not in defs]
+            if fresh:
+                entry = (kind, uid)
+                defs.update(dict.fromkeys(fresh, entry))
+                for pending in (t.undef, t.weak_undef):
+                    if pending:
+                        for k in pending.keys() & fresh:
+                            del pending[k]
+            if len(fresh) != len(keys):
+                fresh_set = set(fresh)
+                for key in keys:
+                    if key not in fresh_set:
+                        self.define(key, kind, uid)
         refs, strong_refs, undef, weak_undef = t.refs, t.strong_refs, t.undef, t.weak_undef
         if facts.common:
             self.commons.update(facts.common)

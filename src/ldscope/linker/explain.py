@@ -3,8 +3,6 @@ why it did not count, and what is almost the symbol wanted."""
 
 from __future__ import annotations
 
-import os
-
 from ldscope.demangle import demangle
 from ldscope.linker.facts import ArchiveFacts, SharedFacts
 from ldscope.linker.inputs import Input
@@ -72,8 +70,6 @@ class Explainer:
                     found.append((u.display, u.facts))
             for path, facts, _by, _pos in self.lookup.needed_libraries():
                 found.append((path, facts))
-            if self.search:
-                found.extend(self.lookup.search_libraries())
             self._sources = found
         return self._sources
 
@@ -120,11 +116,14 @@ class Explainer:
                          defs, message, explanation, misses, e.shown, other_name)
 
     def near_misses(self, key: str) -> tuple[NearMiss, ...]:
-        """C++ signature/ABI near-misses and other versions of the name."""
+        """C++ signature/ABI near-misses (anywhere) and other versions of the name (in the
+        libraries of the link and their DT_NEEDED)."""
         out: tuple[NearMiss, ...] = ()
         if key.startswith("_Z"):
-            out = cxx_near_misses(key, self.sources())
-        return out + version_near_misses(key, self.sources())
+            search = self.lookup.search_libraries() if self.search else []
+            out = cxx_near_misses(key, [*self.sources(), *search])
+        near = [(w, f) for w, f in self.sources() if isinstance(f, SharedFacts)][:64]
+        return out + version_near_misses(key, near)
 
     # ------------------------------------------------------------------ definitions
     def definitions(self, key: str, ref: Unit | None) -> tuple[Definition, ...]:
@@ -141,7 +140,8 @@ class Explainer:
                     out.append(self.archive_definition(inp, f, m, key, ref_pos, weak_only))
             elif isinstance(f, SharedFacts) and key in f.defs:
                 out.append(self.library_definition(inp, f, key, ref_pos))
-        for cand in self.lookup.where(key, search=self.search):
+        explained = any(d.status in ("before-referrer", "dropped-as-needed", "weak-reference") for d in out)
+        for cand in self.lookup.where(key, search=self.search and not explained):
             out.append(self.candidate_definition(cand))
         return tuple(out)
 
@@ -275,7 +275,3 @@ class Explainer:
             return f"{e.detail} has no symbol index; run ranlib (or ar s) on it"
         return e.detail or e.kind
 
-
-def base_name(path: str) -> str:
-    """File name of a path."""
-    return os.path.basename(path)

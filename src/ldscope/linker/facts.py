@@ -18,6 +18,7 @@ from ldscope.elf.archive import Archive, is_archive
 from ldscope.elf.file import ElfFile, is_elf
 from ldscope.elf.ldscript import LinkerScript, parse_linker_script
 from ldscope.errors import InputFormatError
+from ldscope.linker.fastindex import IndexedArchive
 
 _SNIFF = 4096
 SYM_STRONG, SYM_WEAK, SYM_COMMON, SYM_UNDEF, SYM_WEAK_UNDEF = 1, 2, 3, 4, 5
@@ -183,6 +184,8 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     names = _symtab_names(elf, table.entries["st_name"][idx].tolist())
     if names is None:
         names = table.strings.get_many(table.entries["st_name"][idx])
+    if not groups and "" not in names and not any("@" in n for n in names):
+        return _plain_object_facts(elf, display, names, bind[idx], shndx[idx], stype[idx])
     binds = bind[idx].tolist()
     secs = shndx[idx].tolist()
     types = stype[idx].tolist()
@@ -241,30 +244,49 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     )
 
 
+def _plain_object_facts(elf: ElfFile, display: str, names: list[str], bind: np.ndarray,
+                        shndx: np.ndarray, stype: np.ndarray) -> ObjectFacts:
+    """The common case (no COMDAT groups, no versioned names): codes computed with numpy."""
+    undef = shndx == C.SHN_UNDEF
+    common = shndx == C.SHN_COMMON
+    weak = bind == C.STB_WEAK
+    codes = np.where(undef, np.where(weak, SYM_WEAK_UNDEF, SYM_UNDEF),
+                     np.where(common, SYM_COMMON, np.where(weak, SYM_WEAK, SYM_STRONG))).tolist()
+    is_data = (~undef & ~common & ~weak & (stype != C.STT_FUNC)).tolist()
+    buckets: dict[int, list[str]] = {SYM_STRONG: [], SYM_WEAK: [], SYM_COMMON: [], SYM_UNDEF: [],
+                                     SYM_WEAK_UNDEF: []}
+    data: list[str] = []
+    for name, code, d in zip(names, codes, is_data):
+        buckets[code].append(name)
+        if d:
+            data.append(name)
+    strong_undef = tuple(dict.fromkeys(buckets[SYM_UNDEF]))
+    weak_undef = tuple(n for n in dict.fromkeys(buckets[SYM_WEAK_UNDEF]) if n not in strong_undef)
+    return ObjectFacts(
+        name=display, machine=elf.machine, elf_class=elf.elf_class,
+        strong=tuple(buckets[SYM_STRONG]), weak=tuple(buckets[SYM_WEAK]),
+        common=tuple(buckets[SYM_COMMON]), data_defs=frozenset(data), undef=strong_undef,
+        weak_undef=weak_undef, group_of={}, groups=(), has_symtab=True, e_type=elf.e_type,
+        symbols=tuple(zip(names, codes)),
+    )
+
+
 def _symtab_names(elf: ElfFile, offsets: list[int]) -> list[str] | None:
     """Names from .symtab's string table, read as one bytes object (fast for archive
-    members, whose buffers are memoryviews); None if the layout is unexpected."""
-    headers = elf.section_headers
-    if not len(headers):
+    members, whose buffers are memoryviews); None if the table is unavailable."""
+    table = elf.symtab
+    if table is None:
         return None
-    found = np.flatnonzero(headers["sh_type"] == C.SHT_SYMTAB)
-    if not found.size:
-        return None
-    link = int(headers["sh_link"][found[0]])
-    if not 0 < link < len(headers):
-        return None
-    blob = elf.read_bytes(int(headers["sh_offset"][link]), int(headers["sh_size"][link]), ".strtab")
+    strings = table.strings
+    blob = elf.read_bytes(strings.start - elf.base, strings.size, ".strtab")
     size = len(blob)
-    out: list[str] = []
-    append = out.append
-    find = blob.find
-    for o in offsets:
-        if o >= size:
-            append("")
-            continue
-        end = find(b"\0", o)
-        append(blob[o:end if end >= 0 else size].decode("utf-8", "surrogateescape"))
-    return out
+    if not offsets:
+        return []
+    nuls = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
+    nuls = np.append(nuls, size)
+    offs = np.minimum(np.asarray(offsets, dtype=np.int64), size)
+    ends = nuls[np.searchsorted(nuls, offs)].tolist()
+    return [blob[o:e].decode("utf-8", "surrogateescape") for o, e in zip(offs.tolist(), ends)]
 
 
 def _refs_by_group(elf: ElfFile, indices: list[int], names: list[str], secs: list[int],
@@ -385,7 +407,7 @@ def read_facts(path: str) -> FileFacts:
                 return object_facts(elf, path)
             return BadInput(path, f"{elf.type_name} file cannot be linked against", "not-recognized")
         if is_archive(head):
-            ar = Archive.open(path)
+            ar = IndexedArchive.open(path)
             return ArchiveFacts(
                 path=path, archive=ar, member_names=tuple(m.name for m in ar.members),
                 index_entries=ar.index_entries, has_gnu_index=not ar.ld_reports_no_index,

@@ -112,10 +112,6 @@ class _Resolver:
     def abs(self, path: str) -> str:
         return path if os.path.isabs(path) else os.path.normpath(os.path.join(self.cwd, path))
 
-    def shown(self, path: str) -> str:
-        """Paths are shown as the linker prints them: as written, relative to the cwd."""
-        return path
-
     def machine_of(self, facts: FileFacts) -> tuple[str, int] | None:
         if isinstance(facts, (ObjectFacts, SharedFacts)):
             return facts.machine, facts.elf_class

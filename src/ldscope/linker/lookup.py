@@ -6,7 +6,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ldscope.linker.facts import DEFAULT_CACHE, ArchiveFacts, FactsCache, ObjectFacts, SharedFacts
+import numpy as np
+
+from ldscope.elf.file import ElfFile
+from ldscope.errors import InputFormatError
+from ldscope.linker.facts import DEFAULT_CACHE, ArchiveFacts, FactsCache, SharedFacts
+from ldscope.linker.fastindex import IndexedArchive
 from ldscope.linker.model import Simulation
 from ldscope.linker.searchdirs import bfd_needed_search_path
 
@@ -33,6 +38,7 @@ class Lookup:
     cache: FactsCache = field(default_factory=lambda: DEFAULT_CACHE)
     _needed: list[tuple[str, SharedFacts, str, int | None]] | None = None
     _search: list[tuple[str, SharedFacts | ArchiveFacts]] | None = None
+    _names: list[tuple[str, frozenset[str]]] | None = None
 
     def abs(self, path: str) -> str:
         """Path against the link's directory."""
@@ -80,14 +86,17 @@ class Lookup:
         used = {os.path.realpath(self.abs(i.display)) for i in self.sim.resolved.inputs if i.path}
         out: list[tuple[str, SharedFacts | ArchiveFacts]] = []
         total = 0
+        user_dirs = {d for d, _ in self.sim.parsed.options.library_paths}
         for d in dict.fromkeys(self.sim.resolved.search_dirs):
             try:
-                names = sorted(os.listdir(self.abs(d)))[:MAX_FILES_PER_DIR]
+                names = sorted(os.listdir(self.abs(d)))
             except OSError:
                 continue
+            # What -l can find (libNAME.so, libNAME.a); versioned-only files in -L directories too.
+            versioned = d in user_dirs and not _is_system(d)
+            names = [n for n in names if n.startswith("lib") and (
+                n.endswith((".a", ".so")) or (versioned and ".so." in n))][:MAX_FILES_PER_DIR]
             for n in names:
-                if not n.startswith("lib") or not (n.endswith(".a") or n.endswith(".so") or ".so." in n):
-                    continue
                 path = os.path.join(d, n)
                 real = os.path.realpath(self.abs(path))
                 if real in used or total >= MAX_FILES:
@@ -107,16 +116,112 @@ class Lookup:
             if key in facts.defs:
                 out.append(Candidate(path, "dt-needed", by, pos, facts.shown(key)))
         if search:
-            for path, lib in self.search_libraries():
-                if isinstance(lib, SharedFacts):
-                    hit = key in lib.defs
-                    shown = lib.shown(key)
-                else:
-                    hit = any(s == key for s, _ in lib.index_entries) if lib.has_gnu_index else key in lib.lazy_symbols()
-                    shown = key
-                if hit:
+            for path, names in self.search_index():
+                if key in names:
+                    lib = self.cache.get(self.abs(path))
+                    shown = lib.shown(key) if isinstance(lib, SharedFacts) else key
                     out.append(Candidate(path, "search-path", library_flag(path), None, shown))
         return out
+
+    def search_index(self) -> list[tuple[str, frozenset[str]]]:
+        """(path, names it defines) for the search-path libraries, read as lightly as possible:
+        a shared library's exported names only, an archive's symbol index."""
+        if self._names is None:
+            found: list[tuple[str, frozenset[str]]] = []
+            for path in self.search_paths():
+                names = exported_names(self.abs(path))
+                if names is not None:
+                    found.append((path, names))
+            self._names = found
+        return self._names
+
+    def search_paths(self) -> list[str]:
+        """Candidate library files in the search directories (bounded)."""
+        used = {os.path.realpath(self.abs(i.display)) for i in self.sim.resolved.inputs if i.path}
+        user_dirs = {d for d, _ in self.sim.parsed.options.library_paths}
+        out: list[str] = []
+        for d in dict.fromkeys(self.sim.resolved.search_dirs):
+            try:
+                names = sorted(os.listdir(self.abs(d)))
+            except OSError:
+                continue
+            versioned = d in user_dirs and not _is_system(d)
+            names = [n for n in names if n.startswith("lib") and (
+                n.endswith((".a", ".so")) or (versioned and ".so." in n))][:MAX_FILES_PER_DIR]
+            for n in names:
+                path = os.path.join(d, n)
+                real = os.path.realpath(self.abs(path))
+                if real not in used and len(out) < MAX_FILES:
+                    used.add(real)
+                    out.append(path)
+        return out
+
+
+_EXPORTED: dict[tuple[str, int, int], frozenset[str] | None] = {}
+
+
+def exported_names(path: str) -> frozenset[str] | None:
+    """Names a library file defines for the linker (cached by identity): a shared library's
+    exported dynamic symbols, an archive's index; None for anything else."""
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return None
+    ident = (path, st.st_ino, st.st_mtime_ns)
+    if ident in _EXPORTED:
+        return _EXPORTED[ident]
+    names: frozenset[str] | None = None
+    try:
+        if head[:4] == b"\x7fELF":
+            with ElfFile.open(path) as elf:
+                table = elf.dynsym
+                if table is not None and len(table):
+                    keep = (table.bind != 0) & (table.section_index != 0) & (table.visibility != 2)
+                    keep[0] = False
+                    names = frozenset(table.strings.get_many(table.entries["st_name"][np.flatnonzero(keep)]))
+                else:
+                    names = frozenset()
+        elif head in (b"!<arch>\n", b"!<thin>\n"):
+            names = _index_names(path)
+            if names is None:
+                with IndexedArchive.open(path) as ar:
+                    names = frozenset(s for s, _ in ar.index_entries)
+    except (InputFormatError, ValueError, OSError):
+        names = None
+    _EXPORTED[ident] = names
+    return names
+
+
+def _index_names(path: str) -> frozenset[str] | None:
+    """The names in a GNU archive's symbol index (the first member, `/` or `/SYM64/`), read
+    without walking the members; None when the layout is anything else."""
+    with open(path, "rb") as fh:
+        head = fh.read(8 + 60)
+        if len(head) < 68 or head[8 + 58:8 + 60] != b"`\n":
+            return None
+        name = head[8:24].rstrip(b" ")
+        if name not in (b"/", b"/SYM64/"):
+            return None
+        size = int(head[8 + 48:8 + 58].rstrip(b" ") or b"0")
+        table = fh.read(size)
+    width = 8 if name == b"/SYM64/" else 4
+    if len(table) < width:
+        return None
+    count = int.from_bytes(table[:width], "big")
+    if count > (len(table) - width) // width:
+        return None
+    parts = table[width + count * width:].split(b"\0", count)
+    if len(parts) <= count:
+        return None
+    return frozenset(p.decode("utf-8", "surrogateescape") for p in parts[:count])
+
+
+def _is_system(d: str) -> bool:
+    """A compiler or system library directory (not the project's own)."""
+    norm = os.path.normpath(d)
+    return norm.startswith(("/usr/lib", "/lib", "/usr/local/lib"))
 
 
 def library_flag(path: str) -> str:
@@ -127,7 +232,3 @@ def library_flag(path: str) -> str:
             return f"-l{base[3:-len(suffix)]}"
     return f"-l:{base}"
 
-
-def defines(facts: ObjectFacts, key: str) -> bool:
-    """True if a relocatable object defines `key`."""
-    return facts.defines(key)

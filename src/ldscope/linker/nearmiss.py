@@ -4,7 +4,7 @@ near-miss engine does."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ldscope.demangle import demangle, demangle_many
 from ldscope.linker.facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
@@ -67,7 +67,7 @@ def cxx_near_misses(key: str, sources: list[Source]) -> tuple[NearMiss, ...]:
     return tuple(found)
 
 
-def version_near_misses(key: str, sources: list[Source]) -> tuple[NearMiss, ...]:
+def version_near_misses(key: str, sources: Sequence[Source]) -> tuple[NearMiss, ...]:
     """The name exists, but only in another (or a hidden) version."""
     base, _, want_ver = key.partition("@")
     out: list[NearMiss] = []

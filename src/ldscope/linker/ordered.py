@@ -10,6 +10,7 @@ a regular object needs that only such a library defines is "DSO missing from com
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from ldscope.linker.engine import Engine, EngineContext
 from ldscope.linker.facts import DEFAULT_CACHE, ArchiveFacts, ObjectFacts, SharedFacts
@@ -31,6 +32,8 @@ class OrderedEngine(Engine):
         self.shared_inputs: dict[int, int] = {}  # input seq -> uid
         self.system_libs: set[int] = set()
         self.dt_loaded: list[int] = []  # libraries read only through DT_NEEDED
+        self.pending: dict[int, Sequence[tuple[str, int]]] = {}  # archive seq -> entries still open
+        self.pruned: dict[int, int] = {}  # archive seq -> members included when last pruned
 
     def run(self) -> Outcome:
         """Simulate the link; the outcome holds units, errors and the trace."""
@@ -112,8 +115,13 @@ class OrderedEngine(Engine):
         included = self.included.setdefault(inp.seq, set())
         t = self.t
         bfd = self.policy.archive_loop_on_new_symbols
-        entries = facts.index_entries
+        entries = self.pending.get(inp.seq, facts.index_entries)
         while True:
+            if len(included) > self.pruned.get(inp.seq, 0):
+                # Entries of members already in the link are never looked at again.
+                entries = [e for e in entries if e[1] not in included]
+                self.pending[inp.seq] = entries
+                self.pruned[inp.seq] = len(included)
             again = False
             last = -1
             for sym, m in entries:
