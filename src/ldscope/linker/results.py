@@ -13,7 +13,7 @@ class Definition:
 
     where: str
     argument_index: int | None
-    status: str  # see docs/json-link.md: extracted, not-extracted, before-referrer, ...
+    status: str  # see docs/json.md: extracted, not-extracted, before-referrer, ...
     detail: str
 
 
