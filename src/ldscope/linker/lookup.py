@@ -83,29 +83,11 @@ class Lookup:
         """lib*.so / lib*.a in the search directories that are not inputs (bounded)."""
         if self._search is not None:
             return self._search
-        used = {os.path.realpath(self.abs(i.display)) for i in self.sim.resolved.inputs if i.path}
         out: list[tuple[str, SharedFacts | ArchiveFacts]] = []
-        total = 0
-        user_dirs = {d for d, _ in self.sim.parsed.options.library_paths}
-        for d in dict.fromkeys(self.sim.resolved.search_dirs):
-            try:
-                names = sorted(os.listdir(self.abs(d)))
-            except OSError:
-                continue
-            # What -l can find (libNAME.so, libNAME.a); versioned-only files in -L directories too.
-            versioned = d in user_dirs and not _is_system(d)
-            names = [n for n in names if n.startswith("lib") and (
-                n.endswith((".a", ".so")) or (versioned and ".so." in n))][:MAX_FILES_PER_DIR]
-            for n in names:
-                path = os.path.join(d, n)
-                real = os.path.realpath(self.abs(path))
-                if real in used or total >= MAX_FILES:
-                    continue
-                used.add(real)
-                total += 1
-                facts = self.cache.get(self.abs(path))
-                if isinstance(facts, (SharedFacts, ArchiveFacts)):
-                    out.append((path, facts))
+        for path in self.search_paths():
+            facts = self.cache.get(self.abs(path))
+            if isinstance(facts, (SharedFacts, ArchiveFacts)):
+                out.append((path, facts))
         self._search = out
         return out
 
