@@ -52,3 +52,10 @@ def diagnose(file: str, message: str) -> None:
 def note(message: str) -> None:
     """An informational line on stderr."""
     click.echo(f"ldscope: {message}", err=True)
+
+
+def check_env_assignments(env: tuple[str, ...]) -> None:
+    """--env values must be NAME=VALUE (a usage error otherwise)."""
+    for item in env:
+        if "=" not in item or item.startswith("="):
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")

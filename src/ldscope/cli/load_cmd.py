@@ -10,6 +10,7 @@ from ldscope.cli.common import (
     EXIT_CLEAN,
     EXIT_FINDINGS,
     EXIT_INPUT_ERROR,
+    check_env_assignments,
     diagnose,
     output_options,
     write_output,
@@ -59,9 +60,7 @@ def load(
     from ldscope.report.jsonout import dumps
     from ldscope.report.load_text import render_load_text
 
-    for item in env:
-        if "=" not in item or item.startswith("="):
-            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
+    check_env_assignments(env)
     options = LoadOptions(
         python=python, host=host, preload=preload, loaded=loaded, env=env, clear_env=clear_env,
         root=root, also_search=also_search, now=now, bindings=verbose,

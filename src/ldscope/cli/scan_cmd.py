@@ -12,6 +12,7 @@ from ldscope.cli.common import (
     EXIT_CLEAN,
     EXIT_FINDINGS,
     EXIT_INPUT_ERROR,
+    check_env_assignments,
     diagnose,
     output_options,
     write_output,
@@ -62,9 +63,7 @@ def scan(
     from ldscope.scan.engine import run_scan
     from ldscope.scan.runner import ScanSettings
 
-    for item in env:
-        if "=" not in item or item.startswith("="):
-            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
+    check_env_assignments(env)
     settings = ScanSettings(
         python=python, preload=preload, loaded=loaded, env=env, clear_env=clear_env, root=root,
         also_search=also_search, jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
