@@ -11,11 +11,12 @@ import difflib
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ldscope.demangle import demangle
+from ldscope.elf.hashlookup import HashedNames, exported_names
 from ldscope.errors import InputFormatError
 from ldscope.loader import results as R
 from ldscope.loader.image import ElfImage, ImageCache
@@ -27,70 +28,91 @@ _LIBPYTHON = re.compile(r"^libpython(\d+)\.(\d+)[a-z]*\.so")
 _VERSION_FAMILY = re.compile(r"^(.*?)(\d+(?:\.\d+)*)$")
 
 
-def _name_hash(name: str) -> int:
-    """A 64-bit hash of a symbol name (stable within one process and its forks)."""
-    return hash(name) & 0x7FFFFFFFFFFFFFFF
+@dataclass(slots=True)
+class _FileExports:
+    """What near-miss searches learned about one candidate library."""
+
+    identity: object
+    soname: str | None = None
+    asked: set[str] = field(default_factory=set)
+    found: set[str] = field(default_factory=set)
+    probes: int = 0
+    complete: bool = False  # every export is in `found` (no need to ask again)
+
+
+# After this many separate probes of one file, read all its exports once instead.
+_PROBES_BEFORE_FULL_READ = 4
 
 
 class SharedIndex:
     """Per-file facts near-miss searches reuse across every report of one scan."""
 
     def __init__(self) -> None:
-        self._exports: dict[str, tuple[object, str | None, np.ndarray] | None] = {}
+        self._files: dict[object, _FileExports | None] = {}
         # id(image) → base name → [(mangled, demangled)]: images live in the scan's cache.
         self.cxx_indexes: dict[int, dict[str, list[tuple[str, str]]]] = {}
-        self._dir_indexes: dict[str, tuple[np.ndarray, np.ndarray, list[tuple[str, object, str | None]]]] = {}
 
-    def directory_index(
-        self, fs: object, files: list[tuple[str, str]]
-    ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, object, str | None]]]:
-        """For a directory's libraries [(path, host path)]: all their export hashes sorted,
-        the owning file of each, and the files' (path, identity, SONAME)."""
-        key = "\0".join(p for p, _ in files)
-        cached = self._dir_indexes.get(key)
-        if cached is not None:
-            return cached
-        owners: list[np.ndarray] = []
-        hashes: list[np.ndarray] = []
-        entries: list[tuple[str, object, str | None]] = []
+    def exporters(
+        self, fs: object, files: list[tuple[str, str]], wanted: list[str]
+    ) -> dict[str, list[tuple[str, object, str | None]]]:
+        """wanted name → [(path, identity, SONAME)] of the files [(path, host path)] that
+        export it (defined, global or weak).
+
+        Each file answers from its own DT_GNU_HASH/DT_HASH table, as ld.so would, so only
+        the wanted names are ever compared; answers are kept for later reports.
+        """
+        found: dict[str, list[tuple[str, object, str | None]]] = {}
+        hashed: HashedNames | None = None
         for path, host in files:
-            entry = self.exports(fs, host)
-            if entry is None:
+            try:
+                identity = fs.key(host)  # type: ignore[attr-defined]
+            except OSError:
                 continue
-            identity, soname, h = entry
-            hashes.append(h)
-            owners.append(np.full(len(h), len(entries), dtype=np.int32))
-            entries.append((path, identity, soname))
-        all_hashes = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.int64)
-        all_owners = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int32)
-        order = np.argsort(all_hashes, kind="stable")
-        cached = (all_hashes[order], all_owners[order], entries)
-        self._dir_indexes[key] = cached
-        return cached
+            facts = self._files.get(identity, _UNSEEN)
+            if facts is _UNSEEN or (isinstance(facts, _FileExports) and not facts.complete
+                                    and any(n not in facts.asked for n in wanted)):
+                if hashed is None:
+                    hashed = HashedNames(wanted)
+                facts = self._probe(fs, host, identity, facts if isinstance(facts, _FileExports) else None,
+                                    hashed)
+                self._files[identity] = facts
+            if not isinstance(facts, _FileExports):
+                continue
+            for name in wanted:
+                if name in facts.found:
+                    found.setdefault(name, []).append((path, facts.identity, facts.soname))
+        return found
 
-    def exports(self, fs: object, host_path: str) -> tuple[object, str | None, np.ndarray] | None:
-        """(file identity, SONAME, sorted hashes of exported names), None if not ELF."""
-        if host_path in self._exports:
-            return self._exports[host_path]
+    def _probe(self, fs: object, host: str, identity: object, facts: _FileExports | None,
+               wanted: HashedNames) -> _FileExports | None:
+        """Ask one file about the wanted names (None if it is not a readable ELF file)."""
         from ldscope.elf import constants as C
 
-        result: tuple[object, str | None, np.ndarray] | None = None
         try:
-            key = fs.key(host_path)  # type: ignore[attr-defined]
-            if fs.head(host_path, 4) == b"\x7fELF":  # type: ignore[attr-defined]
-                with fs.open_elf(host_path) as elf:  # type: ignore[attr-defined]
+            if facts is None:
+                if fs.head(host, 4) != b"\x7fELF":  # type: ignore[attr-defined]
+                    return None
+                facts = _FileExports(identity)
+            with fs.open_elf(host) as elf:  # type: ignore[attr-defined]
+                facts.probes += 1
+                hits = None if facts.probes > _PROBES_BEFORE_FULL_READ else exported_names(elf, wanted)
+                if hits is None:
                     table = elf.dynsym
-                    hashes = np.zeros(0, dtype=np.int64)
                     if table is not None:
                         mask = (table.section_index != C.SHN_UNDEF) & (table.bind != C.STB_LOCAL)
-                        names = table.strings.get_many(table.entries["st_name"][mask])
-                        hashes = np.unique(np.fromiter((_name_hash(n) for n in names), dtype=np.int64,
-                                                       count=len(names)))
-                    result = (key, elf.dynamic.soname if elf.dynamic else None, hashes)
+                        facts.found.update(table.strings.get_many(table.entries["st_name"][mask]))
+                    facts.complete = True
+                else:
+                    facts.found.update(wanted.text[i] for i in hits)
+                    facts.asked.update(wanted.text)
+                if facts.found and facts.soname is None and elf.dynamic is not None:
+                    facts.soname = elf.dynamic.soname
         except (InputFormatError, OSError):
-            result = None
-        self._exports[host_path] = result
-        return result
+            return None
+        return facts
+
+
+_UNSEEN = object()
 
 
 class NearMissFinder:
@@ -182,8 +204,8 @@ class NearMissFinder:
         """wanted name → [(path, soname)] of libraries on the search path and in
         --also-search (not in scope) that export it.
 
-        Each candidate file's exported names are kept only as a sorted array of 64-bit
-        hashes (8 bytes a name) in the scan-wide index, so later reports reuse the pass.
+        Each candidate file answers from its own symbol hash table (see
+        SharedIndex.exporters); answers are kept scan-wide for later reports.
         """
         if self._providers is not None:
             return self._providers
@@ -196,22 +218,16 @@ class NearMissFinder:
             except OSError:
                 continue
         wanted = sorted(self.wanted)
-        wanted_hashes = np.array([_name_hash(n) for n in wanted], dtype=np.int64)
         seen: set[object] = set()
         for d in self.search_dirs():
             files = [(p, self.host_path(p)) for p in self.dir_libraries(d)]
-            hashes, owners, entries = self.shared.directory_index(fs, files)
-            if not len(hashes):
-                continue
-            lo = np.searchsorted(hashes, wanted_hashes, side="left")
-            hi = np.searchsorted(hashes, wanted_hashes, side="right")
-            for w in np.flatnonzero(hi > lo).tolist():
-                for owner in sorted(set(owners[lo[w]:hi[w]].tolist())):
-                    path, identity, soname = entries[owner]
-                    if identity in in_scope or (identity, wanted[w]) in seen:
+            exporters = self.shared.exporters(fs, files, wanted)
+            for name in wanted:
+                for path, identity, soname in exporters.get(name, []):
+                    if identity in in_scope or (identity, name) in seen:
                         continue
-                    seen.add((identity, wanted[w]))
-                    found.setdefault(wanted[w], []).append((path, soname))
+                    seen.add((identity, name))
+                    found.setdefault(name, []).append((path, soname))
         self._providers = found
         return found
 

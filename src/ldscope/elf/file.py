@@ -272,16 +272,24 @@ class ElfFile:
             offset, size = int(sh["sh_offset"]), int(sh["sh_size"])
         return self.array(offset, dtype, size // dtype.itemsize, "dynamic section")
 
-    def dynamic_tag(self, tag: int) -> int | None:
+    @cached_property
+    def _dynamic_tags(self) -> dict[int, int]:
+        """Tag -> value of the first entry of each tag before DT_NULL (as ld.so reads them)."""
         entries = self._dynamic_entries
         if entries is None:
-            return None
-        tags = entries["d_tag"]
-        hits = np.flatnonzero(tags == tag)
-        nulls = np.flatnonzero(tags == C.DT_NULL)
-        if not hits.size or (nulls.size and hits[0] > nulls[0]):
-            return None
-        return int(entries["d_val"][hits[0]])
+            return {}
+        tags = entries["d_tag"].tolist()
+        values = entries["d_val"].tolist()
+        first: dict[int, int] = {}
+        for tag, value in zip(tags, values):
+            if tag == C.DT_NULL:
+                break
+            first.setdefault(tag, value)
+        return first
+
+    def dynamic_tag(self, tag: int) -> int | None:
+        """The value of the first `tag` entry of the dynamic section, None if absent."""
+        return self._dynamic_tags.get(tag)
 
     def dynamic_offset(self, tag: int, what: str, length: int = 0) -> int | None:
         addr = self.dynamic_tag(tag)
