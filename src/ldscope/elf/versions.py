@@ -129,6 +129,10 @@ class SymbolVersions:
             table[r.index] = (r.name, r.file)
         self._table = table
 
+    def lookup_table(self) -> dict[int, tuple[str, str | None]]:
+        """versym index → (version name, verneed file or None), verneed entries winning."""
+        return dict(self._table)
+
     def of(self, index: int) -> tuple[str | None, bool, str | None]:
         """(version name or None, hidden flag, file named by the verneed entry) for a symbol."""
         if self.versym is None or index >= len(self.versym):

@@ -7,6 +7,7 @@ import numpy as np
 from ldscope.loader import results as R
 from ldscope.loader.image import Definition, ElfImage, Reference
 from ldscope.loader.search import LoadedObject
+from ldscope.loader.symarrays import satisfied
 
 
 def match_in_object(
@@ -112,19 +113,14 @@ def _satisfied(referrer: ElfImage, provider: ElfImage, cache: BindingCache) -> n
     key = ("sat", id(referrer), id(provider))
     cached = cache.get(key)
     if cached is None:
-        refs = referrer.references
-        sat = np.zeros(len(refs), dtype=bool)
-        positions = referrer.reference_positions()
-        definitions = provider.definitions
-        for name in provider.defined_names & positions.keys():
-            defs = definitions[name]
-            for i in positions[name]:
-                ref = refs[i]
-                if ref.is_copy and provider is referrer:
-                    continue  # a copy relocation never binds to the program's own copy
-                if match_in_object(provider, defs, ref.version, False, not ref.at_load) is not None:
-                    sat[i] = True
-        cache[key] = cached = sat
+        def match_many(position: int, first: int, count: int) -> bool:
+            ref = referrer.reference(position)
+            defs = provider.definition_run(first, count)
+            return match_in_object(provider, defs, ref.version, False, not ref.at_load) is not None
+
+        cached = satisfied(referrer.reference_arrays, provider.definition_arrays, provider.has_versym,
+                           provider is referrer, match_many)
+        cache[key] = cached
     assert isinstance(cached, np.ndarray)
     return cached
 
@@ -145,8 +141,8 @@ def bind_object(
     scopes hold the same files (see `_unresolved_cached`).
     """
     if cache is not None:
-        refs = obj.image.references
-        return [_unresolved_problem(obj, refs[i]) for i in _unresolved_cached(obj, cache)], []
+        image = obj.image
+        return [_unresolved_problem(obj, image.reference(i)) for i in _unresolved_cached(obj, cache)], []
     problems: list[R.Problem] = []
     bindings: list[R.Binding] = []
     scopes = _scopes(obj)
@@ -227,32 +223,27 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
     """Indices of obj's references that bind nowhere, sharing work across processes.
 
     The scope is split into per-process objects (the main program, the dlopen'ed root:
-    `volatile`) and the rest. Lookups against the rest are cached by the identity of the
-    files in it; a reference unbound there is then bound if any per-process object defines
-    it (which object wins does not matter for whether it fails).
+    `volatile`) and the rest. What the rest leaves unbound is cached by the set of files in
+    it (order does not change whether some file matches); then any per-process object
+    that defines a reference binds it (which object wins does not matter for failing).
     """
     flat = [o for scope in _scopes(obj) for o in scope]
-    stable = [o.image for o in flat if not o.volatile]
-    refs = obj.image.references
-    key = (id(obj.image), tuple(id(image) for image in stable))
+    stable = dict.fromkeys(o.image for o in flat if not o.volatile)
+    key = ("unbound", id(obj.image), tuple(sorted(id(image) for image in stable)))
     cached = cache.get(key)
     if cached is None:
-        bound = np.zeros(len(refs), dtype=bool)
-        for image in dict.fromkeys(stable):
-            bound |= _satisfied(obj.image, image, cache)
-        fails = np.fromiter((_fails_unbound(r) for r in refs), dtype=bool, count=len(refs))
-        unresolved_refs = np.flatnonzero(fails & ~bound).tolist()
-        cache[key] = cached = unresolved_refs
-    assert isinstance(cached, list)
-    unresolved: list[int] = cached
-    volatile = [o for o in flat if o.volatile]
-    if not volatile:
-        return list(unresolved)
-    return [
-        i
-        for i in unresolved
-        if not any(_matches(v.image, refs[i]) for v in volatile if not (refs[i].is_copy and v is obj))
-    ]
+        unbound = obj.image.reference_arrays.fails_unbound.copy()
+        for image in stable:
+            unbound &= ~_satisfied(obj.image, image, cache)
+        cache[key] = cached = unbound
+    assert isinstance(cached, np.ndarray)
+    unbound = cached
+    volatile = dict.fromkeys(o.image for o in flat if o.volatile)
+    if volatile and unbound.any():
+        unbound = unbound.copy()
+        for image in volatile:
+            unbound &= ~_satisfied(obj.image, image, cache)
+    return np.flatnonzero(unbound).tolist()
 
 
 def _assertion_problem(obj: LoadedObject, ref: Reference, provider: str, when: str) -> R.Problem:

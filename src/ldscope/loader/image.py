@@ -14,6 +14,7 @@ from ldscope.elf.relocs import REF_LOAD, REF_NONE, copy_relocated_symbols
 from ldscope.elf.versions import VersionRequirement
 from ldscope.errors import InputFormatError
 from ldscope.loader.fs import OSFileSystem
+from ldscope.loader.symarrays import DefinitionArrays, ReferenceArrays, intern_names, version_lut
 
 # Symbol types ld.so accepts as definitions (ALLOWED_STT in dl-lookup.c)
 _ALLOWED_TYPES = frozenset(
@@ -88,7 +89,14 @@ class ElfImage:
             table.versions.versym is not None
         )
         self._defined_idx: np.ndarray = np.zeros(0, dtype=np.int64)
-        self._ref_rows: list[tuple[int, str | None, str | None, bool, int, int, bool]] = []
+        self._ref_idx: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._ref_at_load: np.ndarray = np.zeros(0, dtype=bool)
+        self._ref_copy: np.ndarray = np.zeros(0, dtype=bool)
+        self._ref_versions: dict[int, tuple[str, str | None]] = {}
+        self._versym = np.ones(0, dtype=np.int32)
+        self._bind = np.zeros(0, dtype=np.int8)
+        self._stype = np.zeros(0, dtype=np.int8)
+        self._undefined = np.zeros(0, dtype=bool)
         self._definitions: dict[str, list[Definition]] | None = None
         self._references: list[Reference] | None = None
         self._defined_names: frozenset[str] | None = None
@@ -124,12 +132,76 @@ class ElfImage:
         self._stype = stype
         self._undefined = undefined
         kinds = elf.symbol_reference_kinds
-        copies = set(copy_relocated_symbols(list(elf.dynamic_relocations), elf.e_machine).tolist())
-        rows = []
-        for i in np.flatnonzero(kinds != REF_NONE).tolist():
-            version, hidden, vfile = versions.of(i) if versions is not None else (None, False, None)
-            rows.append((i, version, vfile, hidden, int(kinds[i]), 1 if i in copies else 0, bool(undefined[i])))
-        self._ref_rows = rows
+        copies = copy_relocated_symbols(list(elf.dynamic_relocations), elf.e_machine)
+        ref_idx = np.flatnonzero(kinds != REF_NONE)
+        self._ref_idx = ref_idx
+        self._ref_at_load = kinds[ref_idx] == REF_LOAD
+        self._ref_copy = np.isin(ref_idx, copies)
+        self._ref_versions = (
+            versions.lookup_table() if versions is not None and versions.versym is not None else {})
+
+    def _ref_version(self, i: int) -> tuple[str | None, bool, str | None]:
+        """(version, hidden, verneed file) of dynsym entry i, as SymbolVersions.of."""
+        raw = int(self._versym[i])
+        entry = self._ref_versions.get(raw & 0x7FFF) if raw & 0x7FFF > 1 else None
+        hidden = bool(raw & 0x8000)
+        return (entry[0], hidden, entry[1]) if entry is not None else (None, hidden, None)
+
+    def _reference(self, position: int) -> Reference:
+        i = int(self._ref_idx[position])
+        version, hidden, vfile = self._ref_version(i)
+        return Reference(
+            index=i, name=self._names[i], version=version, version_file=vfile, version_hidden=hidden,
+            weak=int(self._bind[i]) == C.STB_WEAK, undefined=bool(self._undefined[i]),
+            at_load=bool(self._ref_at_load[position]), is_copy=bool(self._ref_copy[position]),
+            type=int(self._stype[i]),
+        )
+
+    def reference(self, position: int) -> Reference:
+        """One entry of `references`, without building the others."""
+        if self._references is not None:
+            return self._references[position]
+        return self._reference(position)
+
+    @cached_property
+    def reference_arrays(self) -> ReferenceArrays:
+        """The references as arrays (interned names, version ids) for array binding."""
+        idx = self._ref_idx
+        names = self._names
+        lut = version_lut({k: v[0] for k, v in self._ref_versions.items() if k > 1})
+        ndx = (self._versym[idx] & 0x7FFF).astype(np.int64) if idx.size else np.zeros(0, dtype=np.int64)
+        vids = np.full(idx.size, -1, dtype=np.int32)
+        inside = ndx < lut.size
+        vids[inside] = lut[ndx[inside]]
+        weak = self._bind[idx] == C.STB_WEAK
+        return ReferenceArrays(
+            intern_names([names[i] for i in idx.tolist()]), vids, ~self._ref_at_load, self._ref_copy,
+            ~weak & (self._undefined[idx] | self._ref_copy),
+        )
+
+    @cached_property
+    def definition_arrays(self) -> DefinitionArrays:
+        """The definitions as arrays grouped by interned name, for array binding."""
+        idx = self._defined_idx
+        names = self._names
+        return DefinitionArrays.build(intern_names([names[i] for i in idx.tolist()]), idx, self._versym,
+                                      self.version_index_names, self._undefined)
+
+    def definition_run(self, first: int, count: int) -> list[Definition]:
+        """Definitions [first, first+count) of `definition_arrays` (one name), in dynsym order."""
+        arrays = self.definition_arrays
+        result = []
+        for k in range(first, first + count):
+            i = int(arrays.symbol_index[k])
+            vs = int(self._versym[i])
+            result.append(Definition(i, vs & 0x7FFF, bool(vs & 0x8000), bool(self._undefined[i]),
+                                     int(self._stype[i]), int(self._bind[i])))
+        return result
+
+    def defines_name_starting(self, prefix: str) -> bool:
+        """True if some exported name starts with prefix (no name index built)."""
+        names = self._names
+        return any(names[i].startswith(prefix) for i in self._defined_idx.tolist())
 
     @property
     def definitions(self) -> dict[str, list[Definition]]:
@@ -158,16 +230,6 @@ class ElfImage:
                 self._defined_names = frozenset(names[i] for i in self._defined_idx.tolist())
         return self._defined_names
 
-    def reference_positions(self) -> dict[str, list[int]]:
-        """name → indices into `references` (built once)."""
-        cached = getattr(self, "_reference_positions", None)
-        if cached is None:
-            cached = {}
-            for i, ref in enumerate(self.references):
-                cached.setdefault(ref.name, []).append(i)
-            self._reference_positions = cached
-        return cached
-
     @property
     def copy_relocated_names(self) -> frozenset[str]:
         """Names this file copy-relocates (its copy is the one every other file binds to)."""
@@ -181,18 +243,13 @@ class ElfImage:
     def references(self) -> list[Reference]:
         """Relocation-referenced dynamic symbols (built on first use)."""
         if self._references is None:
-            names = self._names
-            self._references = [
-                Reference(
-                    index=i, name=names[i], version=version, version_file=vfile,
-                    version_hidden=hidden, weak=int(self._bind[i]) == C.STB_WEAK,
-                    undefined=undefined, at_load=kind == REF_LOAD, is_copy=bool(copy),
-                    type=int(self._stype[i]),
-                )
-                for i, version, vfile, hidden, kind, copy, undefined in self._ref_rows
-            ]
-            self._ref_rows = []  # the compact rows are no longer needed: keep one copy
+            self._references = [self._reference(p) for p in range(len(self._ref_idx))]
         return self._references
+
+    @property
+    def reference_count(self) -> int:
+        """How many references `references` holds."""
+        return len(self._ref_idx)
 
     @classmethod
     def synthetic(cls, needed: tuple[str, ...], like: ElfImage) -> ElfImage:
@@ -218,7 +275,11 @@ class ElfImage:
         image._names = []
         image.has_versym = False
         image._defined_idx = np.zeros(0, dtype=np.int64)
-        image._ref_rows = []
+        image._ref_idx = np.zeros(0, dtype=np.int64)
+        image._ref_at_load = image._ref_copy = image._undefined = np.zeros(0, dtype=bool)
+        image._ref_versions = {}
+        image._versym = np.ones(0, dtype=np.int32)
+        image._bind = image._stype = np.zeros(0, dtype=np.int8)
         image._definitions = {}
         image._references = []
         image._defined_names = frozenset()
