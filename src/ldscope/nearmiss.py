@@ -51,6 +51,7 @@ class SharedIndex:
         self._files: dict[object, _FileExports | None] = {}
         # id(image) → base name → [(mangled, demangled)]: images live in the scan's cache.
         self.cxx_indexes: dict[int, dict[str, list[tuple[str, str]]]] = {}
+        self.cxx_names: dict[int, list[str]] = {}  # id(image) → its exported C++ names
 
     def exporters(
         self, fs: object, files: list[tuple[str, str]], wanted: list[str]
@@ -126,7 +127,6 @@ class NearMissFinder:
         self.env = env
         self.also_search = tuple(also_search)
         self._scope: list[tuple[str, ElfImage]] | None = None
-        self._cxx_index = self.shared.cxx_indexes
         self._dir_files: dict[str, list[str]] = {}
         self._providers: dict[str, list[tuple[str, str | None]]] | None = None
         self._hidden: dict[str, list[tuple[str, str, str, str]]] | None = None
@@ -231,23 +231,42 @@ class NearMissFinder:
         self._providers = found
         return found
 
-    def cxx_index(self, image: ElfImage) -> dict[str, list[tuple[str, str]]]:
-        """base function name → [(mangled, demangled)] of an image's C++ definitions."""
-        cached = self._cxx_index.get(id(image))
+    def cxx_index(self, image: ElfImage, base_name: str) -> list[tuple[str, str]]:
+        """[(mangled, demangled)] of an image's C++ definitions whose function is `base_name`.
+
+        Only names whose mangled form can encode that name are demangled and parsed (the
+        <source-name> `<length><identifier>`, or std::'s abbreviations for its own
+        classes' constructors): libtorch_cpu.so exports 60,000 C++ names.
+        """
+        per_image = self.shared.cxx_indexes.setdefault(id(image), {})
+        cached = per_image.get(base_name)
         if cached is not None:
             return cached
         from ldscope.demangle import demangle_many
         from ldscope.signature import parse_signature
 
-        names = [n for n in image.definitions if n.startswith("_Z")]
-        index: dict[str, list[tuple[str, str]]] = {}
-        for mangled, pretty in zip(names, demangle_many(names)):
-            if pretty is None:
-                continue
-            sig = parse_signature(pretty)
-            index.setdefault(sig.base_name, []).append((mangled, pretty))
-        self._cxx_index[id(image)] = index
-        return index
+        names = self.shared.cxx_names.get(id(image))
+        if names is None:
+            names = [n for n in image.defined_name_list() if n.startswith("_Z")]
+            self.shared.cxx_names[id(image)] = names
+        tokens = _mangled_tokens(base_name)
+        if tokens is None:
+            # An operator or conversion: index every C++ name of the image once.
+            full: dict[str, list[tuple[str, str]]] = {}
+            for mangled, pretty in zip(names, demangle_many(names)):
+                if pretty is not None:
+                    full.setdefault(parse_signature(pretty).base_name, []).append((mangled, pretty))
+            for other, entries in full.items():
+                per_image.setdefault(other, entries)
+            return per_image.setdefault(base_name, [])
+        candidates = [n for n in names if any(t in n for t in tokens)]
+        found = [
+            (mangled, pretty)
+            for mangled, pretty in zip(candidates, demangle_many(candidates))
+            if pretty is not None and parse_signature(pretty).base_name == base_name
+        ]
+        per_image[base_name] = found
+        return found
 
     # --------------------------------------------------------------- symbols
     def for_symbol(self, problem: R.Problem) -> list[R.NearMiss]:
@@ -272,7 +291,7 @@ class NearMissFinder:
     def _other_versions(self, name: str, version: str | None) -> list[R.NearMiss]:
         result = []
         for path, img in self.scope():
-            defs = img.definitions.get(name)
+            defs = img.definitions_named(name)
             if not defs:
                 continue
             versions = sorted({img.verdefs.get(d.version_index, "") for d in defs})
@@ -295,7 +314,7 @@ class NearMissFinder:
         result: list[R.NearMiss] = []
         sources = [(p, i, True) for p, i in self.scope()]
         for path, img, in_scope in sources:
-            for mangled, pretty in self.cxx_index(img).get(wanted.base_name, []):
+            for mangled, pretty in self.cxx_index(img, wanted.base_name):
                 if mangled == name:
                     continue
                 found = parse_signature(pretty)
@@ -324,13 +343,13 @@ class NearMissFinder:
         return result[:5]
 
     def _python_api(self, name: str) -> list[R.NearMiss]:
-        in_scope = [p for p, img in self.scope() if name in img.defined_names]
+        in_scope = [p for p, img in self.scope() if img.defines(name)]
         if in_scope:
             return []
         defining: list[str] = []
         for path in self._python_libraries():
             img = self.image(path)
-            if img is not None and name in img.defined_names:
+            if img is not None and img.defines(name):
                 m = _LIBPYTHON.match(os.path.basename(path))
                 defining.append(f"{m.group(1)}.{m.group(2)}" if m else path)
         host = self.report.host
@@ -417,7 +436,7 @@ class NearMissFinder:
     def _similar_names(self, name: str) -> list[R.NearMiss]:
         result = []
         for path, img in self.scope():
-            close = difflib.get_close_matches(name, list(img.definitions), n=2, cutoff=0.85)
+            close = difflib.get_close_matches(name, img.defined_name_list(), n=2, cutoff=0.85)
             for c in close:
                 result.append(R.NearMiss(c, demangle(c), path,
                                          f"{path} defines the similar name {c}", "similar-name", 0.5))
@@ -470,6 +489,25 @@ class NearMissFinder:
                     result.append(R.NearMiss(wanted, None, path, why, "other-release", 0.7))
         result.sort(key=lambda n: -n.score)
         return result[:5]
+
+
+_IDENTIFIER = re.compile(r"~?([A-Za-z_][A-Za-z0-9_]*)$")
+# std:: abbreviations (Itanium ABI <substitution>) that stand for a class name in constructors
+# and destructors of the old-ABI string and stream classes.
+_STD_ABBREVIATIONS = {
+    "basic_string": ("Ss", "Sb"), "allocator": ("Sa",), "basic_istream": ("Si",),
+    "basic_ostream": ("So",), "basic_iostream": ("Sd",),
+}
+
+
+def _mangled_tokens(base_name: str) -> tuple[str, ...] | None:
+    """Substrings one of which every mangled name of a function called base_name contains;
+    None when there is no such cheap test (operators, conversions)."""
+    m = _IDENTIFIER.match(base_name)
+    if m is None:
+        return None
+    ident = m.group(1)
+    return (f"{len(ident)}{ident}", *_STD_ABBREVIATIONS.get(ident, ()))
 
 
 def _strip_abi(qualified: str) -> str:

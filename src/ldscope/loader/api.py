@@ -42,7 +42,7 @@ def is_python_extension(path: str, image: ElfImage) -> bool:
         return False
     if _EXTENSION_SUFFIX.search(os.path.basename(path)):
         return True
-    return any(name.startswith("PyInit_") for name in image.defined_names)
+    return image.defines_name_starting("PyInit_")
 
 
 def choose_host(path: str, image: ElfImage, options: LoadOptions) -> Host:

@@ -14,7 +14,13 @@ from ldscope.elf.relocs import REF_LOAD, REF_NONE, copy_relocated_symbols
 from ldscope.elf.versions import VersionRequirement
 from ldscope.errors import InputFormatError
 from ldscope.loader.fs import OSFileSystem
-from ldscope.loader.symarrays import DefinitionArrays, ReferenceArrays, intern_names, version_lut
+from ldscope.loader.symarrays import (
+    DefinitionArrays,
+    ReferenceArrays,
+    intern_names,
+    name_id_of,
+    version_lut,
+)
 
 # Symbol types ld.so accepts as definitions (ALLOWED_STT in dl-lookup.c)
 _ALLOWED_TYPES = frozenset(
@@ -197,6 +203,30 @@ class ElfImage:
             result.append(Definition(i, vs & 0x7FFF, bool(vs & 0x8000), bool(self._undefined[i]),
                                      int(self._stype[i]), int(self._bind[i])))
         return result
+
+    def definitions_named(self, name: str) -> list[Definition]:
+        """Definitions of one name in dynsym order, without building the whole name index."""
+        if self._definitions is not None:
+            return self._definitions.get(name, [])
+        name_id = name_id_of(name)
+        arrays = self.definition_arrays
+        if name_id is None or not arrays.unique_ids.size:
+            return []
+        pos = int(np.searchsorted(arrays.unique_ids, name_id))
+        if pos >= arrays.unique_ids.size or int(arrays.unique_ids[pos]) != name_id:
+            return []
+        return self.definition_run(int(arrays.first[pos]), int(arrays.count[pos]))
+
+    def defines(self, name: str) -> bool:
+        """True if the file exports this name (any version)."""
+        if self._defined_names is not None:
+            return name in self._defined_names
+        return bool(self.definitions_named(name))
+
+    def defined_name_list(self) -> list[str]:
+        """Distinct exported names in dynsym order (no Definition objects built)."""
+        names = self._names
+        return list(dict.fromkeys(names[i] for i in self._defined_idx.tolist()))
 
     def defines_name_starting(self, prefix: str) -> bool:
         """True if some exported name starts with prefix (no name index built)."""

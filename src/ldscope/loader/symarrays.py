@@ -29,6 +29,11 @@ def intern_names(names: Sequence[str]) -> np.ndarray:
     return np.fromiter(map(table.__getitem__, names), dtype=np.int64, count=len(names))
 
 
+def name_id_of(name: str) -> int | None:
+    """The id of a name already interned, None if no file seen so far has it."""
+    return _NAME_IDS.get(name)
+
+
 def version_id(name: str | None) -> int:
     """Integer id of a version name; -1 for none."""
     if name is None:
