@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from ldscope import __version__
 from ldscope.loader import results as R
@@ -223,6 +222,7 @@ def render_sarif(result: ScanResult) -> dict[str, Any]:
 # ------------------------------------------------------------------ junit
 def render_junit(result: ScanResult) -> str:
     """JUnit XML: one test case per native file; failures carry the problems."""
+    from xml.sax.saxutils import escape, quoteattr  # imports urllib: only for this format
     cases = []
     failures = 0
     for f in result.files:
