@@ -12,6 +12,8 @@ from ldscope.loader import results as R
 from ldscope.loader.environment import LoadEnvironment
 from ldscope.loader.image import ElfImage, ImageCache
 
+_UNSET = object()
+
 OUTCOME_FOUND = "found"
 OUTCOME_MISSING = "not found"
 OUTCOME_WRONG_CLASS = "wrong ELF class"
@@ -61,7 +63,8 @@ class Searcher:
     """Library search for one simulated process."""
 
     def __init__(
-        self, env: LoadEnvironment, images: ImageCache, machine: int, elf_class: int, little: bool
+        self, env: LoadEnvironment, images: ImageCache, machine: int, elf_class: int, little: bool,
+        memo: dict[tuple[object, ...], object] | None = None,
     ) -> None:
         self.env = env
         self.images = images
@@ -69,21 +72,46 @@ class Searcher:
         self.elf_class = elf_class
         self.little = little
         self.machine_name = C.machine_name(machine, elf_class, little)
+        # Results of file probes and directory-list searches, shared by every process one
+        # model simulates (a scan): files do not change during a run, and the 120 test
+        # programs of a wheel search the same RUNPATH for the same libraries.
+        self.memo: dict[tuple[object, ...], object] = memo if memo is not None else {}
+        self._kind = (machine, elf_class, little)
+        self._origins: dict[int, str | None] = {}
 
     # ------------------------------------------------------------ expansion
     def expand(self, element: str, obj: LoadedObject | None) -> str | None:
         """Expand $ORIGIN, $LIB, $PLATFORM (and ${...}) in one path element; None drops it."""
         if "$" not in element:
             return element
-        origin = os.path.dirname(obj.path) if obj is not None else None
-        if obj is not None and not os.path.isabs(obj.path) and self.env.root is None:
+        origin = self._origin(obj)
+        key = ("expand", element, origin, self.env.secure, self._kind)
+        if key in self.memo:
+            return self.memo[key]  # type: ignore[return-value]
+        expanded = self._expand(element, origin)
+        self.memo[key] = expanded
+        return expanded
+
+    def _origin(self, obj: LoadedObject | None) -> str | None:
+        """$ORIGIN of an object (the main program's through its real path), once per object."""
+        if obj is None:
+            return None
+        cached = self._origins.get(id(obj), _UNSET)
+        if cached is not _UNSET:
+            return cached  # type: ignore[return-value]
+        origin: str | None = os.path.dirname(obj.path)
+        if not os.path.isabs(obj.path) and self.env.root is None:
             # dl-object.c _dl_new_object: a relative l_name gets getcwd() + "/" prepended
             # before its last component is cut off (no normalisation).
             cwd = os.getcwd()
             origin = os.path.dirname(cwd + ("" if cwd.endswith("/") else "/") + obj.path)
-        if obj is not None and obj.is_main:
+        if obj.is_main:
             origin = os.path.dirname(os.path.realpath(self.env.host_path(obj.path)))
             origin = self.env.target_path(origin)
+        self._origins[id(obj)] = origin
+        return origin
+
+    def _expand(self, element: str, origin: str | None) -> str | None:
         values = {
             "ORIGIN": origin,
             "LIB": self.env.lib_expansion(self.machine_name, self.elf_class),
@@ -129,6 +157,13 @@ class Searcher:
     # ------------------------------------------------------------- checking
     def verify(self, target_path: str) -> tuple[str, ElfImage | None, str | None]:
         """open_verify: (outcome, image, fatal error) for one candidate file."""
+        key = ("verify", target_path, self._kind)
+        cached = self.memo.get(key)
+        if cached is None:
+            cached = self.memo[key] = self._verify(target_path)
+        return cached  # type: ignore[return-value]
+
+    def _verify(self, target_path: str) -> tuple[str, ElfImage | None, str | None]:
         host = self.env.host_path(target_path)
         try:
             head = self.images.fs.head(host, 64)
@@ -169,20 +204,35 @@ class Searcher:
     def _try_dirs(
         self, name: str, dirs: Iterable[str], source: str, tried: list[R.TriedPath]
     ) -> SearchOutcome | None:
-        other_class = False
+        dir_list = tuple(dirs)
+        key = ("dirs", name, dir_list, source, self._kind)
+        cached = self.memo.get(key)
+        if cached is None:
+            cached = self.memo[key] = self._probe_dirs(name, dir_list, source)
+        probed: tuple[R.TriedPath, ...]
+        hit: tuple[str, str | None, ElfImage | None] | None
+        probed, hit = cached  # type: ignore[misc]
+        tried.extend(probed)
+        if hit is None:
+            return None
+        candidate, fatal, image = hit
+        return SearchOutcome(self.env.host_path(candidate), candidate, source, tuple(tried), fatal, image)
+
+    def _probe_dirs(
+        self, name: str, dirs: tuple[str, ...], source: str
+    ) -> tuple[tuple[R.TriedPath, ...], tuple[str, str | None, ElfImage | None] | None]:
+        """(paths tried, (path, fatal error, image) of the hit or None) for one directory list."""
+        tried: list[R.TriedPath] = []
         for directory in dirs:
             for candidate_dir in self.env.subdirs(directory, self.machine_name, self.elf_class):
                 candidate = os.path.join(candidate_dir, name)
                 outcome, image, fatal = self.verify(candidate)
                 tried.append(R.TriedPath(candidate, source, outcome))
                 if fatal is not None:
-                    return SearchOutcome(self.env.host_path(candidate), candidate, source, tuple(tried), fatal)
+                    return tuple(tried), (candidate, fatal, None)
                 if image is not None:
-                    return SearchOutcome(
-                        self.env.host_path(candidate), candidate, source, tuple(tried), None, image
-                    )
-                other_class |= outcome == OUTCOME_WRONG_CLASS
-        return None
+                    return tuple(tried), (candidate, None, image)
+        return tuple(tried), None
 
     def search(self, name: str, loader: LoadedObject | None, main: LoadedObject | None) -> SearchOutcome:
         """Search for DT_NEEDED (or dlopen) `name` requested by `loader`, as _dl_map_object does."""
@@ -242,8 +292,12 @@ class Searcher:
             if conf_dirs:
                 return self._try_dirs(name, conf_dirs, "ld.so.conf (no cache)", tried)
             return None
-        context = self.env.cache_context(self.machine_name, self.elf_class)
-        entries = cache.lookup(name, context)
+        key = ("ld.so.cache", name, self._kind)
+        entries = self.memo.get(key)
+        if entries is None:
+            context = self.env.cache_context(self.machine_name, self.elf_class)
+            entries = self.memo[key] = cache.lookup(name, context)
+        assert isinstance(entries, list)
         if not entries:
             tried.append(R.TriedPath(f"{name} (not in {cache.name or 'ld.so.cache'})", R.VIA_CACHE, OUTCOME_MISSING))
             return None

@@ -163,9 +163,11 @@ class LoaderModel:
         self.images = images if images is not None else ImageCache()
         # Without binding records, lookups are cached across simulations (scan).
         self.binding_cache: BindingCache | None = None if record_bindings else {}
+        self._search_memo: dict[tuple[object, ...], object] = {}
 
     def _process(self, image: ElfImage) -> Process:
-        searcher = Searcher(self.env, self.images, image.e_machine, image.elf_class, image.little_endian)
+        searcher = Searcher(self.env, self.images, image.e_machine, image.elf_class, image.little_endian,
+                            self._search_memo)
         return Process(self.env, searcher)
 
     def _report(self, target: str, host: Host, process: Process,
