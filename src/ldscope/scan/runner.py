@@ -19,6 +19,10 @@ from ldscope.nearmiss import SharedIndex
 from ldscope.scan.discover import Candidate, Skipped
 from ldscope.scan.pyenv import Distribution, requirement_closure
 
+# Forking workers, and sending their reports back, costs about a tenth of a second: jobs run
+# in this process unless what remains is estimated to take at least this long.
+PARALLEL_MIN_SECONDS = 1.0
+
 KIND_EXECUTABLE = "executable"
 KIND_EXTENSION = "extension"
 KIND_LIBRARY = "library"
@@ -194,26 +198,36 @@ def plan_jobs(
 def run_jobs(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | None = None,
              ) -> list[R.LoadReport | str]:
     """Simulate jobs serially or across worker processes (-j)."""
+    import time
+
     jobs_n = max(1, state.settings.jobs)
-    serial = jobs if jobs_n == 1 or len(jobs) < 8 else jobs[:1]
     results: list[R.LoadReport | str] = []
-    for job in serial:
+    durations: list[float] = []
+    for job in jobs:
+        if jobs_n > 1 and len(durations) >= 2:
+            # Jobs after the first (which builds what every load shares) show what one costs;
+            # fork workers only when what is left would take long enough to repay them.
+            per_job = sum(durations[1:]) / (len(durations) - 1)
+            if per_job * (len(jobs) - len(results)) >= PARALLEL_MIN_SECONDS:
+                break
+        start = time.perf_counter()
         try:
             results.append(simulate(state, job))
         except InputFormatError as exc:
             results.append(exc.one_line())
+        durations.append(time.perf_counter() - start)
         if progress:
             progress(1)
-    if len(serial) == len(jobs):
+    if len(results) == len(jobs):
         return results
-    # The first job ran here: what every load shares (the host's libraries, their symbol
-    # tables and scope index) is built once, before forking, and inherited by every worker.
+    # What every load shares (the host's libraries, their symbol tables and binding arrays)
+    # was built here before forking, and every worker inherits it.
     import multiprocessing
 
     global _WORKER_STATE
     _WORKER_STATE = state
     ctx = multiprocessing.get_context("fork")
-    rest = jobs[len(serial):]
+    rest = jobs[len(results):]
     with ProcessPoolExecutor(jobs_n, mp_context=ctx) as pool:
         for result in pool.map(_worker_run, rest, chunksize=max(1, len(rest) // (jobs_n * 4))):
             results.append(result)
