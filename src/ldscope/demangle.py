@@ -21,6 +21,7 @@ suffix appended again, as ``c++filt`` does when it reads names on stdin.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -73,15 +74,18 @@ def _load_rust() -> Callable[[str], str] | None:
     return run
 
 
-_CXX = _load_cxx()
-_RUST = _load_rust()
+# Loaded on first use: cxxfilt opens libstdc++ through ctypes, which costs a scan that
+# has nothing to demangle 10 ms of start-up.
+_cxx_backend = functools.cache(_load_cxx)
+_rust_backend = functools.cache(_load_rust)
 
 
 def _cxx(name: str) -> str | None:
-    if _CXX is None or "\x00" in name:
+    backend = _cxx_backend()
+    if backend is None or "\x00" in name:
         return None
     try:
-        out = _CXX(name.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+        out = backend(name.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
     except Exception:
         return None
     if not out or out == name:
@@ -92,10 +96,11 @@ def _cxx(name: str) -> str | None:
 
 
 def _rust(name: str) -> str | None:
-    if _RUST is None:
+    backend = _rust_backend()
+    if backend is None:
         return None
     try:
-        out = _RUST(name)
+        out = backend(name)
     except Exception:
         return None
     return out if out and out != name else None
@@ -167,7 +172,7 @@ def backend_versions() -> dict[str, str | None]:
     from importlib.metadata import PackageNotFoundError, version
 
     found: dict[str, str | None] = {}
-    for dist, loaded in (("cxxfilt", _CXX), ("pyderust", _RUST)):
+    for dist, loaded in (("cxxfilt", _cxx_backend()), ("pyderust", _rust_backend())):
         try:
             found[dist] = version(dist) if loaded is not None else None
         except PackageNotFoundError:  # pragma: no cover

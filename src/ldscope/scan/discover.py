@@ -46,7 +46,7 @@ class Discovery:
 # Extensions of files that are never native code, whatever their mode bits: a site-packages
 # tree is mostly these (torch: 9,000 headers, 11,000 .py/.pyc), and not stat'ing them halves
 # the walk.
-_NEVER_NATIVE = frozenset({
+NEVER_NATIVE = frozenset({
     "py", "pyc", "pyi", "pyo", "pyx", "pxd", "h", "hh", "hpp", "hxx", "cuh", "cu", "c", "cc",
     "cpp", "cxx", "inc", "txt", "md", "rst", "json", "yaml", "yml", "toml", "cfg", "ini", "cmake",
     "jinja", "typed", "html", "css", "js", "mjs", "png", "jpg", "jpeg", "gif", "svg", "csv",
@@ -106,7 +106,7 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
             continue
         lst = None
         name = entry.name
-        if ".so" not in name and name.rpartition(".")[2] in _NEVER_NATIVE and entry.is_file(follow_symlinks=False):
+        if ".so" not in name and name.rpartition(".")[2] in NEVER_NATIVE and entry.is_file(follow_symlinks=False):
             discovery.files_seen += 1  # source, text and bytecode: skip the stat
             continue
         if entry.is_file(follow_symlinks=False):

@@ -7,7 +7,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from email.parser import HeaderParser
+
+from ldscope.scan.discover import NEVER_NATIVE
 
 _DIST_NAME = re.compile(r"[-_.]+")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -125,12 +126,12 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
             meta_path = os.path.join(info, "METADATA")
             try:
                 with open(meta_path, encoding="utf-8", errors="replace") as fh:
-                    meta = HeaderParser().parse(fh)
+                    headers = _metadata_headers(fh.read())
             except OSError:
                 continue
-            name = normalize_name(meta.get("Name", os.path.basename(info).split("-")[0]))
+            name = normalize_name(next(iter(headers.get("name", [])), os.path.basename(info).split("-")[0]))
             requires = []
-            for req in meta.get_all("Requires-Dist") or []:
+            for req in headers.get("requires-dist", []):
                 spec, _, marker = req.partition(";")
                 if "extra" in marker:
                     continue
@@ -142,12 +143,32 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
                 with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as fh:
                     for line in fh:
                         rel = line.split(",", 1)[0]
-                        if rel:
+                        # Only native files are looked up by owner: skip sources and bytecode.
+                        if rel and rel.rpartition(".")[2] not in NEVER_NATIVE:
                             files.append(os.path.normpath(os.path.join(site, rel)))
             except OSError:
                 pass
             dists.append(Distribution(name, info, tuple(files), tuple(requires)))
     return dists
+
+
+def _metadata_headers(text: str) -> dict[str, list[str]]:
+    """The header block of a METADATA file (RFC 822 style: folded lines continue a header),
+    lower-cased names to values; the body after the first blank line is ignored."""
+    headers: dict[str, list[str]] = {}
+    last: list[str] | None = None
+    for line in text.split("\n"):
+        if not line.strip():
+            break
+        if line[0] in " \t" and last is not None:
+            last[-1] += " " + line.strip()
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        last = headers.setdefault(key.strip().lower(), [])
+        last.append(value.strip())
+    return headers
 
 
 def requirement_closure(dist: Distribution, by_name: dict[str, Distribution]) -> list[Distribution]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from ldscope.elf import constants as C
@@ -223,6 +222,7 @@ def run_jobs(state: ScanState, jobs: list[Job], progress: Callable[[int], None] 
     # What every load shares (the host's libraries, their symbol tables and binding arrays)
     # was built here before forking, and every worker inherits it.
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     global _WORKER_STATE
     _WORKER_STATE = state
