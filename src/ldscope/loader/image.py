@@ -170,10 +170,14 @@ class ElfImage:
         return self._reference(position)
 
     @cached_property
+    def _name_ids(self) -> np.ndarray:
+        """Interned ids of every dynsym name (one pass for references and definitions)."""
+        return intern_names(self._names)
+
+    @cached_property
     def reference_arrays(self) -> ReferenceArrays:
         """The references as arrays (interned names, version ids) for array binding."""
         idx = self._ref_idx
-        names = self._names
         lut = version_lut({k: v[0] for k, v in self._ref_versions.items() if k > 1})
         ndx = (self._versym[idx] & 0x7FFF).astype(np.int64) if idx.size else np.zeros(0, dtype=np.int64)
         vids = np.full(idx.size, -1, dtype=np.int32)
@@ -181,7 +185,7 @@ class ElfImage:
         vids[inside] = lut[ndx[inside]]
         weak = self._bind[idx] == C.STB_WEAK
         return ReferenceArrays(
-            intern_names([names[i] for i in idx.tolist()]), vids, ~self._ref_at_load, self._ref_copy,
+            self._name_ids[idx], vids, ~self._ref_at_load, self._ref_copy,
             ~weak & (self._undefined[idx] | self._ref_copy),
         )
 
@@ -189,8 +193,7 @@ class ElfImage:
     def definition_arrays(self) -> DefinitionArrays:
         """The definitions as arrays grouped by interned name, for array binding."""
         idx = self._defined_idx
-        names = self._names
-        return DefinitionArrays.build(intern_names([names[i] for i in idx.tolist()]), idx, self._versym,
+        return DefinitionArrays.build(self._name_ids[idx], idx, self._versym,
                                       self.version_index_names, self._undefined)
 
     def definition_run(self, first: int, count: int) -> list[Definition]:

@@ -9,6 +9,7 @@ one symbol) go through the reference-at-a-time `match_in_object`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,15 +19,16 @@ import numpy as np
 # only the per-file boolean results cross process boundaries, never the integers.
 _NAME_IDS: dict[str, int] = {}
 _VERSION_IDS: dict[str, int] = {}
+_NEXT_ID = itertools.count()
 
 
 def intern_names(names: Sequence[str]) -> np.ndarray:
-    """Integer ids for names (equal names, equal ids), in one C-level pass."""
-    table = _NAME_IDS
-    new = set(names).difference(table)
-    if new:
-        table.update(zip(new, range(len(table), len(table) + len(new))))
-    return np.fromiter(map(table.__getitem__, names), dtype=np.int64, count=len(names))
+    """Integer ids for names (equal names, equal ids), in one C-level pass.
+
+    setdefault offers every name the next number of a shared counter and keeps the first
+    one a name got: ids are unique but not dense, and nothing runs per name in Python.
+    """
+    return np.fromiter(map(_NAME_IDS.setdefault, names, _NEXT_ID), dtype=np.int64, count=len(names))
 
 
 def name_id_of(name: str) -> int | None:
