@@ -158,9 +158,11 @@ def _metadata_headers(text: str) -> dict[str, list[str]]:
     headers: dict[str, list[str]] = {}
     last: list[str] | None = None
     for line in text.split("\n"):
-        if not line.strip():
-            break
-        if line[0] in " \t" and last is not None:
+        if line in ("", "\r"):
+            break  # only an empty line ends the headers: a blank folded line continues one
+        if line[0] in " \t":
+            if last is None:
+                continue
             last[-1] += " " + line.strip()
             continue
         key, sep, value = line.partition(":")
