@@ -436,7 +436,11 @@ class NearMissFinder:
     def _similar_names(self, name: str) -> list[R.NearMiss]:
         result = []
         for path, img in self.scope():
-            close = difflib.get_close_matches(name, img.defined_name_list(), n=2, cutoff=0.85)
+            # difflib's ratio is at most 2*min(len)/(sum of lens): drop hopeless lengths first.
+            length = len(name)
+            candidates = [c for c in img.defined_name_list()
+                          if 2 * min(length, len(c)) >= 0.85 * (length + len(c))]
+            close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.85)
             for c in close:
                 result.append(R.NearMiss(c, demangle(c), path,
                                          f"{path} defines the similar name {c}", "similar-name", 0.5))

@@ -238,15 +238,21 @@ class ElfFile:
             return []
         return np.flatnonzero(self.section_headers["sh_type"] == sh_type).tolist()
 
+    @cached_property
+    def _load_segments(self) -> list[tuple[int, int, int]]:
+        """(p_vaddr, p_filesz, p_offset) of every PT_LOAD, as Python ints (read once)."""
+        headers = self.program_headers
+        if not len(headers):
+            return []
+        loads = np.flatnonzero(headers["p_type"] == C.PT_LOAD)
+        return list(zip(headers["p_vaddr"][loads].tolist(), headers["p_filesz"][loads].tolist(),
+                        headers["p_offset"][loads].tolist()))
+
     def vaddr_to_offset(self, vaddr: int, length: int = 0) -> int | None:
         """File offset of a virtual address via the PT_LOAD segments (None if unmapped)."""
-        for ph in self.program_headers:
-            if int(ph["p_type"]) != C.PT_LOAD:
-                continue
-            start = int(ph["p_vaddr"])
-            filesz = int(ph["p_filesz"])
+        for start, filesz, offset in self._load_segments:
             if start <= vaddr and vaddr + length <= start + filesz:
-                return vaddr - start + int(ph["p_offset"])
+                return vaddr - start + offset
         return None
 
     def _segment(self, p_type: int) -> np.void | None:

@@ -37,12 +37,14 @@ class LoadOptions:
 
 
 def is_python_extension(path: str, image: ElfImage) -> bool:
-    """True for CPython extension modules (by file name suffix, or a PyInit_ export)."""
+    """True for CPython extension modules: by file name suffix, or by exporting the init
+    function the importer looks up for the file (PyInit_ + the name up to its first dot)."""
     if image.e_type != C.ET_DYN or image.interpreter is not None:
         return False
-    if _EXTENSION_SUFFIX.search(os.path.basename(path)):
+    base = os.path.basename(path)
+    if _EXTENSION_SUFFIX.search(base):
         return True
-    return image.defines_name_starting("PyInit_")
+    return image.defines("PyInit_" + base.split(".", 1)[0])
 
 
 def choose_host(path: str, image: ElfImage, options: LoadOptions) -> Host:

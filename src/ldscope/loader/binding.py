@@ -268,12 +268,15 @@ def _unresolved_problem(obj: LoadedObject, ref: Reference) -> R.Problem:
     )
 
 
-def check_versions(obj: LoadedObject, loaded: list[LoadedObject]) -> list[R.Problem]:
-    """_dl_check_map_versions: every verneed entry must be defined by the file it names."""
+def check_versions(obj: LoadedObject, loaded: list[LoadedObject] | dict[str, LoadedObject]) -> list[R.Problem]:
+    """_dl_check_map_versions: every verneed entry must be defined by the file it names.
+
+    `loaded` is the process's objects in load order, or `loaded_by_name` of them."""
     problems: list[R.Problem] = []
     warned: set[str] = set()
+    by_name = loaded if isinstance(loaded, dict) else loaded_by_name(loaded)
     for req in obj.image.version_requirements:
-        provider = next((o for o in loaded if o.matches(req.file)), None)
+        provider = by_name.get(req.file)
         if provider is None:
             continue  # the library itself is missing: reported as missing-library
         image = provider.image
@@ -298,3 +301,13 @@ def check_versions(obj: LoadedObject, loaded: list[LoadedObject]) -> list[R.Prob
             cause=f"missing-version:{provider.path}:{req.name}",
         ))
     return problems
+
+
+def loaded_by_name(loaded: list[LoadedObject]) -> dict[str, LoadedObject]:
+    """Every name an object matches (_dl_name_match_p) to the first such object in order."""
+    by_name: dict[str, LoadedObject] = {}
+    for obj in loaded:
+        by_name.setdefault(obj.path, obj)
+        for name in obj.names:
+            by_name.setdefault(name, obj)
+    return by_name

@@ -228,8 +228,12 @@ class ElfImage:
 
     def defined_name_list(self) -> list[str]:
         """Distinct exported names in dynsym order (no Definition objects built)."""
-        names = self._names
-        return list(dict.fromkeys(names[i] for i in self._defined_idx.tolist()))
+        cached: list[str] | None = getattr(self, "_defined_name_list", None)
+        if cached is None:
+            names = self._names
+            cached = list(dict.fromkeys(names[i] for i in self._defined_idx.tolist()))
+            self._defined_name_list = cached
+        return cached
 
     def defines_name_starting(self, prefix: str) -> bool:
         """True if some exported name starts with prefix (no name index built)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from ldscope.errors import InputFormatError
 from ldscope.loader import results as R
-from ldscope.loader.binding import BindingCache, bind_object, check_versions
+from ldscope.loader.binding import BindingCache, bind_object, check_versions, loaded_by_name
 from ldscope.loader.environment import LoadEnvironment
 from ldscope.loader.image import ElfImage, ImageCache
 from ldscope.loader.search import LoadedObject, Searcher
@@ -357,9 +357,10 @@ class LoaderModel:
     # ---------------------------------------------------------------- common
     def _check_and_bind(self, process: Process, objects: list[LoadedObject], now: bool) -> list[R.Binding]:
         bindings: list[R.Binding] = []
+        by_name = loaded_by_name(process.objects)
         for obj in objects:
             if obj.image.is_dynamic:
-                process.problems.extend(check_versions(obj, process.objects))
+                process.problems.extend(check_versions(obj, by_name))
         for obj in objects:
             obj.bind_now = now or obj.image.now or self.env.bind_now
             problems, obj_bindings = bind_object(obj, process.main, self.binding_cache)

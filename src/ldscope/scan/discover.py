@@ -84,13 +84,17 @@ def walk_tree(top: str, discovery: Discovery, root: str | None = None,
               os.path.abspath(top) == os.path.abspath(root) else frozenset())
 
 
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
 def _walk_dir(directory: str, discovery: Discovery, root: str | None,
               on_error: Callable[[OSError], None], skip_dirs: frozenset[str]) -> None:
     """Depth first, names sorted, files before subdirectories (os.walk's order), one
     scandir per directory: its entry types spare a stat for files that cannot matter."""
     try:
         with os.scandir(directory) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            entries = sorted(it, key=_entry_name)
     except OSError as exc:
         on_error(exc)
         return
