@@ -11,6 +11,7 @@ import numpy as np
 from ldscope.elf import constants as C
 from ldscope.elf.file import ElfFile
 from ldscope.elf.relocs import REF_LOAD, REF_NONE, copy_relocated_symbols
+from ldscope.elf.strings import StringTable
 from ldscope.elf.versions import VersionRequirement
 from ldscope.errors import InputFormatError
 from ldscope.loader.fs import OSFileSystem
@@ -90,7 +91,21 @@ class ElfImage:
         self.version_requirements: tuple[VersionRequirement, ...] = elf.version_requirements
         table = elf.dynsym
         self.symbol_count = len(table) if table is not None else 0
-        self._names: list[str] = table.names() if table is not None else []
+        # Programs are rarely a provider (only for what the libraries leave unbound), so
+        # their defined names - 120,000 in a wheel's test programs - are decoded on demand
+        # from a copy of their string table; libraries' names are decoded here, all at once.
+        self._all_names: list[str] | None = None
+        self._lazy_strings: tuple[StringTable, np.ndarray] | None = None
+        if table is None:
+            self._all_names = []
+        elif self.is_main_executable_type and self.soname is None:
+            strings = table.strings
+            blob = elf.read_bytes(strings.start - elf.base, strings.size, "dynamic string table")
+            self._lazy_strings = (StringTable(blob, 0, len(blob)),
+                                  np.array(table.entries["st_name"], dtype=np.int64))
+        else:
+            self._all_names = table.names()
+        self._ref_names: list[str] = []
         self.has_versym = table is not None and table.versions is not None and (
             table.versions.versym is not None
         )
@@ -141,6 +156,7 @@ class ElfImage:
         copies = copy_relocated_symbols(list(elf.dynamic_relocations), elf.e_machine)
         ref_idx = np.flatnonzero(kinds != REF_NONE)
         self._ref_idx = ref_idx
+        self._ref_names = self._names_at(ref_idx)
         self._ref_at_load = kinds[ref_idx] == REF_LOAD
         self._ref_copy = np.isin(ref_idx, copies)
         self._ref_versions = (
@@ -157,7 +173,7 @@ class ElfImage:
         i = int(self._ref_idx[position])
         version, hidden, vfile = self._ref_version(i)
         return Reference(
-            index=i, name=self._names[i], version=version, version_file=vfile, version_hidden=hidden,
+            index=i, name=self._ref_names[position], version=version, version_file=vfile, version_hidden=hidden,
             weak=int(self._bind[i]) == C.STB_WEAK, undefined=bool(self._undefined[i]),
             at_load=bool(self._ref_at_load[position]), is_copy=bool(self._ref_copy[position]),
             type=int(self._stype[i]),
@@ -168,6 +184,30 @@ class ElfImage:
         if self._references is not None:
             return self._references[position]
         return self._reference(position)
+
+    @property
+    def _names(self) -> list[str]:
+        """Every .dynsym name (a program's decoded on first use)."""
+        if self._all_names is None:
+            assert self._lazy_strings is not None
+            strings, offsets = self._lazy_strings
+            self._all_names = strings.get_many(offsets)
+            self._lazy_strings = None
+        return self._all_names
+
+    def _names_at(self, indices: np.ndarray) -> list[str]:
+        """Names of some .dynsym entries, without decoding the others."""
+        if self._all_names is None and self._lazy_strings is not None:
+            strings, offsets = self._lazy_strings
+            return strings.get_many(offsets[indices])
+        names = self._names
+        return [names[i] for i in indices.tolist()]
+
+    def _ids_at(self, indices: np.ndarray) -> np.ndarray:
+        """Interned name ids of some .dynsym entries (all names interned once when decoded)."""
+        if self._all_names is None:
+            return intern_names(self._names_at(indices))
+        return self._name_ids[indices]
 
     @cached_property
     def _name_ids(self) -> np.ndarray:
@@ -185,7 +225,7 @@ class ElfImage:
         vids[inside] = lut[ndx[inside]]
         weak = self._bind[idx] == C.STB_WEAK
         return ReferenceArrays(
-            self._name_ids[idx], vids, ~self._ref_at_load, self._ref_copy,
+            self._ids_at(idx), vids, ~self._ref_at_load, self._ref_copy,
             ~weak & (self._undefined[idx] | self._ref_copy),
         )
 
@@ -193,7 +233,7 @@ class ElfImage:
     def definition_arrays(self) -> DefinitionArrays:
         """The definitions as arrays grouped by interned name, for array binding."""
         idx = self._defined_idx
-        return DefinitionArrays.build(self._name_ids[idx], idx, self._versym,
+        return DefinitionArrays.build(self._ids_at(idx), idx, self._versym,
                                       self.version_index_names, self._undefined)
 
     def definition_run(self, first: int, count: int) -> list[Definition]:
@@ -309,7 +349,9 @@ class ElfImage:
         image.has_verdef = False
         image.version_requirements = ()
         image.symbol_count = 0
-        image._names = []
+        image._all_names = []
+        image._lazy_strings = None
+        image._ref_names = []
         image.has_versym = False
         image._defined_idx = np.zeros(0, dtype=np.int64)
         image._ref_idx = np.zeros(0, dtype=np.int64)

@@ -54,7 +54,7 @@ class Process:
     def find_loaded(self, name: str) -> LoadedObject | None:
         """An already loaded object matching `name` (by SONAME, requested name or path)."""
         for obj in self.objects:
-            if obj.matches(name):
+            if name == obj.path or name in obj.names:  # LoadedObject.matches, inlined: hot
                 return obj
         return None
 
