@@ -134,6 +134,26 @@ def test_defined_in_library_not_in_scope(tmp_path: Path) -> None:
     assert "LD_LIBRARY_PATH or the RUNPATH" in near[0].explanation
 
 
+def test_symbols_of_a_file_missing_a_library_get_no_system_wide_search(tmp_path: Path) -> None:
+    """ld.so stops at the missing library: its requester's unresolved symbols (ldd -r lists
+    them) are that library's consequence, and no directory is searched for them."""
+    exe = build_pair(
+        tmp_path, "gone",
+        "int moved_away(void) { return 1; }\n",
+        "int something_else(void) { return 2; }\n",
+        "extern int moved_away(void);\nint main(void) { return moved_away(); }\n",
+        cxx=False,
+    )
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "m.c").write_text("int moved_away(void) { return 1; }\n")
+    run(["gcc", "-shared", "-fPIC", "-o", "extra/libmoved.so.2", "extra/m.c", "-Wl,-soname,libmoved.so.2"], cwd=tmp_path)
+    (tmp_path / "installed" / "libgone.so").unlink()  # now the library itself is missing too
+    report = simulate_load(str(exe), LoadOptions(also_search=(str(tmp_path / "extra"),)))
+    assert any(p.kind == "missing-library" and p.library == "libgone.so" for p in report.problems)
+    assert unresolved(report.problems)["moved_away"].near_misses == ()
+    assert "cannot open shared object file" in real_error(exe)
+
+
 def test_similar_c_name(tmp_path: Path) -> None:
     exe = build_pair(
         tmp_path, "sim",

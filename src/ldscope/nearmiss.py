@@ -130,8 +130,14 @@ class NearMissFinder:
         self._dir_files: dict[str, list[str]] = {}
         self._providers: dict[str, list[tuple[str, str | None]]] | None = None
         self._hidden: dict[str, list[tuple[str, str, str, str]]] | None = None
+        # ld.so stops at a missing DT_NEEDED library: symbols of the file that needed it are
+        # that library's consequence (see findings), so they get no system-wide search.
+        self.missing_deps: set[str] = {
+            p.file for p in report.problems if p.kind == R.MISSING_LIBRARY and p.severity == "error"
+        }
         self.wanted: set[str] = {
-            p.symbol for p in report.problems if p.kind == R.UNRESOLVED_SYMBOL and p.symbol
+            p.symbol for p in report.problems
+            if p.kind == R.UNRESOLVED_SYMBOL and p.symbol and p.file not in self.missing_deps
         }
 
     # ----------------------------------------------------------------- inputs
@@ -279,6 +285,9 @@ class NearMissFinder:
         if _PY_API.match(name):
             found.extend(self._python_api(name))
         found.extend(self._not_exported(name))
+        if problem.file in self.missing_deps:
+            found.sort(key=lambda n: -n.score)
+            return found[:8]
         if not any(n.kind in ("other-version", "not-exported") for n in found):
             found.extend(self._elsewhere(name))
         if not found and not name.startswith("_Z") and len(self.wanted) <= _SIMILAR_NAME_LIMIT:
