@@ -154,6 +154,12 @@ def main() -> None:
     ap.add_argument("--tree-repeat", type=int, default=None, help="--repeat for the tree rows")
     ap.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     args = ap.parse_args()
+    # An installed package has its bytecode compiled at install time; a checkout run with
+    # PYTHONDONTWRITEBYTECODE would otherwise recompile every module in every timed run.
+    import compileall
+
+    import ldscope
+    compileall.compile_dir(os.path.dirname(ldscope.__file__), quiet=1)
     rows = []
     prefix = os.path.abspath(sys.prefix)
     print(f"ldscope scan benchmark on {os.cpu_count()} cores; python {sys.version.split()[0]}", flush=True)

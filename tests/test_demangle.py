@@ -103,8 +103,8 @@ def test_demangle_many_matches_demangle() -> None:
 
 def test_backends_are_installed() -> None:
     versions = backend_versions()
-    assert versions["cxxfilt"] is not None
-    assert versions["pyderust"] is not None
+    assert versions["c++"] == "libstdc++.so.6 __cxa_demangle"
+    assert versions["rust"] is not None and versions["rust"].startswith("pyderust ")
 
 
 @given(st.text(max_size=200))

@@ -49,6 +49,41 @@ def _expand(match: re.Match[str]) -> str:
 
 
 def _load_cxx() -> Callable[[bytes], bytes] | None:
+    """libstdc++'s __cxa_demangle through ctypes, as cxxfilt calls it.
+
+    Bound here directly because importing cxxfilt locates libc and libstdc++ with
+    ctypes.util.find_library, which runs `ldconfig -p` in a child process: 8 ms of every
+    scan that reports a C++ symbol. cxxfilt stays the fallback where the sonames differ.
+    """
+    import ctypes
+
+    try:
+        libcxx = ctypes.CDLL("libstdc++.so.6")
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return _load_cxxfilt()
+    cxa_demangle = libcxx.__cxa_demangle
+    cxa_demangle.restype = ctypes.c_void_p
+    cxa_demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    free = libc.free
+    free.argtypes = [ctypes.c_void_p]
+    free.restype = None
+
+    def run(name: bytes) -> bytes:
+        status = ctypes.c_int(0)
+        result = cxa_demangle(name, None, None, ctypes.byref(status))
+        if not result:
+            return b""  # not a valid mangled name (status -2): no demangling
+        try:
+            return ctypes.string_at(result) if status.value == 0 else b""
+        finally:
+            free(result)
+
+    run.source = "libstdc++.so.6 __cxa_demangle"  # type: ignore[attr-defined]
+    return run
+
+
+def _load_cxxfilt() -> Callable[[bytes], bytes] | None:
     try:
         import cxxfilt
     except Exception:  # pragma: no cover - dependency missing or libstdc++ unusable
@@ -168,13 +203,17 @@ def is_mangled(name: str) -> bool:
 
 
 def backend_versions() -> dict[str, str | None]:
-    """Installed version of each demangling backend (None when it is unavailable)."""
+    """The backend that demangles each language, with its version (None when unavailable)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    found: dict[str, str | None] = {}
-    for dist, loaded in (("cxxfilt", _cxx_backend()), ("pyderust", _rust_backend())):
+    def installed(dist: str) -> str | None:
         try:
-            found[dist] = version(dist) if loaded is not None else None
+            return f"{dist} {version(dist)}"
         except PackageNotFoundError:  # pragma: no cover
-            found[dist] = None
-    return found
+            return None
+
+    cxx = _cxx_backend()
+    return {
+        "c++": None if cxx is None else getattr(cxx, "source", None) or installed("cxxfilt"),
+        "rust": installed("pyderust") if _rust_backend() is not None else None,
+    }

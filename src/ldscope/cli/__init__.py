@@ -59,6 +59,8 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    # numpy's OpenBLAS starts a thread per core at import; ldscope does no linear algebra.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         cli.main(prog_name="ldscope")
     except BrokenPipeError:

@@ -62,16 +62,16 @@ def reference_kinds(
 ) -> np.ndarray:
     """For each dynamic symbol index: REF_NONE, REF_PLT (lazy only) or REF_LOAD."""
     kinds = np.zeros(symbol_count, dtype=np.int8)
-    lazy_types = np.array(sorted(LAZY_RELOC_TYPES.get(e_machine, frozenset())), dtype=np.int64)
+    lazy_types = sorted(LAZY_RELOC_TYPES.get(e_machine, frozenset()))
     for table in tables:
         if len(table) == 0:
             continue
         syms = table.symbol_indices
         valid = (syms > 0) & (syms < symbol_count)
+        lazy = np.zeros(len(table), dtype=bool)
         if table.is_plt:
-            lazy = np.isin(table.types, lazy_types)
-        else:
-            lazy = np.zeros(len(table), dtype=bool)
+            for lazy_type in lazy_types:  # one or two types: cheaper than np.isin's sort
+                lazy |= table.types == lazy_type
         load_syms = syms[valid & ~lazy]
         plt_syms = syms[valid & lazy]
         kinds[plt_syms] = np.maximum(kinds[plt_syms], REF_PLT)
@@ -85,7 +85,11 @@ def copy_relocated_symbols(tables: list[RelocationTable], e_machine: int) -> np.
     if copy_type is None:
         return np.zeros(0, dtype=np.int64)
     parts = [t.symbol_indices[t.types == copy_type] for t in tables if len(t)]
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    # Sorted and distinct; not np.unique, whose masked-array check imports numpy.ma (6 ms).
+    found = np.sort(np.concatenate(parts))
+    return found[np.concatenate(([True], found[1:] != found[:-1]))] if found.size else found
 
 
 def relr_count(words: np.ndarray, word_bits: int) -> int:

@@ -27,6 +27,8 @@ from ldscope.loader.symarrays import (
 _ALLOWED_TYPES = frozenset(
     {C.STT_NOTYPE, C.STT_OBJECT, C.STT_FUNC, C.STT_COMMON, C.STT_TLS, C.STT_GNU_IFUNC}
 )
+# The same as a lookup table over st_info's 4-bit type (np.isin sorts, and imports numpy.ma).
+_ALLOWED_TYPE_TABLE = np.array([t in _ALLOWED_TYPES for t in range(16)], dtype=bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,7 @@ class ElfImage:
         if len(versym) < n:
             versym = np.concatenate([versym, np.ones(n - len(versym), dtype=np.int32)])
         undefined = shndx == C.SHN_UNDEF
-        usable = (bind != C.STB_LOCAL) & np.isin(stype, list(_ALLOWED_TYPES))
+        usable = (bind != C.STB_LOCAL) & _ALLOWED_TYPE_TABLE[stype & 0xF]
         # st_value 0 is "no value" except for TLS and absolute symbols (check_match).
         has_value = (value != 0) | (stype == C.STT_TLS) | (shndx == C.SHN_ABS)
         defined = usable & has_value & (~undefined | (value != 0))
@@ -158,7 +160,9 @@ class ElfImage:
         self._ref_idx = ref_idx
         self._ref_names = self._names_at(ref_idx)
         self._ref_at_load = kinds[ref_idx] == REF_LOAD
-        self._ref_copy = np.isin(ref_idx, copies)
+        copied = np.zeros(n, dtype=bool)
+        copied[copies[copies < n]] = True
+        self._ref_copy = copied[ref_idx]
         self._ref_versions = (
             versions.lookup_table() if versions is not None and versions.versym is not None else {})
 

@@ -203,10 +203,10 @@ def run_jobs(state: ScanState, jobs: list[Job], progress: Callable[[int], None] 
     results: list[R.LoadReport | str] = []
     durations: list[float] = []
     for job in jobs:
-        if jobs_n > 1 and len(durations) >= 2:
-            # Jobs after the first (which builds what every load shares) show what one costs;
-            # fork workers only when what is left would take long enough to repay them.
-            per_job = sum(durations[1:]) / (len(durations) - 1)
+        if jobs_n > 1 and len(durations) >= 6:
+            # The median of the latest jobs says what one costs (the first ones also parse
+            # what every load shares); fork workers only when what is left would repay them.
+            per_job = sorted(durations[-5:])[2]
             if per_job * (len(jobs) - len(results)) >= PARALLEL_MIN_SECONDS:
                 break
         start = time.perf_counter()
