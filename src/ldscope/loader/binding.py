@@ -133,7 +133,8 @@ def _scopes(obj: LoadedObject) -> list[list[LoadedObject]]:
 
 
 def bind_object(
-    obj: LoadedObject, main: LoadedObject | None, cache: BindingCache | None = None
+    obj: LoadedObject, main: LoadedObject | None, cache: BindingCache | None = None,
+    scope_memo: ScopeMemo | None = None,
 ) -> tuple[list[R.Problem], list[R.Binding]]:
     """Resolve every relocation-referenced symbol of one object; problems for unresolved ones.
 
@@ -142,7 +143,8 @@ def bind_object(
     """
     if cache is not None:
         image = obj.image
-        return [_unresolved_problem(obj, image.reference(i)) for i in _unresolved_cached(obj, cache)], []
+        return [_unresolved_problem(obj, image.reference(i))
+                for i in _unresolved_cached(obj, cache, scope_memo)], []
     problems: list[R.Problem] = []
     bindings: list[R.Binding] = []
     scopes = _scopes(obj)
@@ -219,7 +221,11 @@ def _matches(image: ElfImage, ref: Reference) -> bool:
     return match_in_object(image, defs, ref.version, False, not ref.at_load) is not None
 
 
-def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
+ScopeMemo = dict[tuple[int, ...], tuple[tuple[ElfImage, ...], tuple[ElfImage, ...], frozenset[int]]]
+
+
+def _unresolved_cached(obj: LoadedObject, cache: BindingCache, scope_memo: ScopeMemo | None = None,
+                       ) -> list[int]:
     """Indices of obj's references that bind nowhere, sharing work across processes.
 
     The scope is split into per-process objects (the main program, the dlopen'ed root:
@@ -227,9 +233,20 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
     it (order does not change whether some file matches); then any per-process object
     that defines a reference binds it (which object wins does not matter for failing).
     """
-    flat = [o for scope in _scopes(obj) for o in scope]
-    stable = dict.fromkeys(o.image for o in flat if not o.volatile)
-    key = ("unbound", id(obj.image), tuple(sorted(id(image) for image in stable)))
+    scopes = _scopes(obj)
+    # Every object of a process shares its scope lists: split them once per process (the
+    # memo lives for one bind pass, while the lists it is keyed by are alive).
+    scope_key = tuple(id(scope) for scope in scopes)
+    split = scope_memo.get(scope_key) if scope_memo is not None else None
+    if split is None:
+        flat = [o for scope in scopes for o in scope]
+        stable_images = tuple(dict.fromkeys(o.image for o in flat if not o.volatile))
+        volatile_images = tuple(dict.fromkeys(o.image for o in flat if o.volatile))
+        split = (stable_images, volatile_images, frozenset(map(id, stable_images)))
+        if scope_memo is not None:
+            scope_memo[scope_key] = split
+    stable, volatile, stable_ids = split
+    key = ("unbound", id(obj.image), stable_ids)
     cached = cache.get(key)
     if cached is None:
         unbound = obj.image.reference_arrays.fails_unbound.copy()
@@ -238,7 +255,6 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache) -> list[int]:
         cache[key] = cached = unbound
     assert isinstance(cached, np.ndarray)
     unbound = cached
-    volatile = dict.fromkeys(o.image for o in flat if o.volatile)
     if volatile and unbound.any():
         unbound = unbound.copy()
         for image in volatile:

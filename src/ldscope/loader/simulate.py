@@ -8,7 +8,13 @@ from dataclasses import dataclass, field, replace
 
 from ldscope.errors import InputFormatError
 from ldscope.loader import results as R
-from ldscope.loader.binding import BindingCache, bind_object, check_versions, loaded_by_name
+from ldscope.loader.binding import (
+    BindingCache,
+    ScopeMemo,
+    bind_object,
+    check_versions,
+    loaded_by_name,
+)
 from ldscope.loader.environment import LoadEnvironment
 from ldscope.loader.image import ElfImage, ImageCache
 from ldscope.loader.search import LoadedObject, Searcher
@@ -361,9 +367,10 @@ class LoaderModel:
         for obj in objects:
             if obj.image.is_dynamic:
                 process.problems.extend(check_versions(obj, by_name))
+        scope_memo: ScopeMemo = {}
         for obj in objects:
             obj.bind_now = now or obj.image.now or self.env.bind_now
-            problems, obj_bindings = bind_object(obj, process.main, self.binding_cache)
+            problems, obj_bindings = bind_object(obj, process.main, self.binding_cache, scope_memo)
             process.problems.extend(problems)
             bindings.extend(obj_bindings)
         return bindings
