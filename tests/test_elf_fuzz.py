@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from ldscope.elf import ElfFile
 from ldscope.elf import constants as C
+from ldscope.elf.hashlookup import HashedNames, exported_names
 from ldscope.elf.relocs import copy_relocated_symbols, relr_count
 from ldscope.elf.structs import elf_dtypes
 from ldscope.errors import InputFormatError
@@ -470,7 +471,7 @@ def make_mutation(seed: Seed, rng: random.Random) -> Mutation:
 
 
 # ------------------------------------------------------------------------- the probe
-PROBES = 19  # independent probes in touch_everything
+PROBES = 21  # independent probes in touch_everything
 
 
 def touch_everything(elf: ElfFile) -> Counter[str]:
@@ -516,7 +517,23 @@ def touch_everything(elf: ElfFile) -> Counter[str]:
     probe("debuglink", lambda: elf.debuglink)
     probe("stripped", lambda: elf.is_stripped)
     probe("comdat_groups", lambda: elf.comdat_groups)
+    probe("hash_lookup", lambda: exported_names(elf, _HASH_PROBE))
+    probe("loader_image", lambda: _touch_image(elf))
     return outcome
+
+
+# Names the seeds define, leave undefined, or never mention: every hash-table path is taken.
+_HASH_PROBE = HashedNames(["tiny_func", "tiny_data", "tiny_helper", "main", "puts", "__cxa_finalize",
+                           "no_such_name", ""])
+
+
+def _touch_image(elf: ElfFile) -> object:
+    """The loader's per-file facts, including the arrays binding uses."""
+    from ldscope.loader.image import ElfImage
+
+    image = ElfImage(elf, elf.name)
+    return (image.reference_arrays, image.definition_arrays, image.references, image.definitions,
+            image.defined_name_list(), image.defines("tiny_func"), image.version_index_names)
 
 
 def _touch_dynamic(elf: ElfFile) -> object:
