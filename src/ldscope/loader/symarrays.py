@@ -20,6 +20,9 @@ import numpy as np
 _NAME_IDS: dict[str, int] = {}
 _VERSION_IDS: dict[str, int] = {}
 _NEXT_ID = itertools.count()
+# DefinitionArrays.single_version markers (version ids are >= 0).
+ANY_VERSION = -2
+NO_VERSION = -3
 
 
 def intern_names(names: Sequence[str]) -> np.ndarray:
@@ -77,6 +80,12 @@ class DefinitionArrays:
     hidden: np.ndarray  # bool: versym hidden bit
     plt_canonical: np.ndarray  # bool: an undefined entry with a value (canonical PLT)
     later_version: np.ndarray  # bool: versym index >= 3
+    # Per distinct name, check_match's answer when the name has one definition:
+    single: np.ndarray  # bool: exactly one definition
+    single_plt_canonical: np.ndarray  # bool: ... and it is a canonical PLT entry
+    single_version: np.ndarray  # int32: version a versioned reference must have; ANY_VERSION
+    #   (unversioned, not hidden: every version matches) or NO_VERSION (matches none)
+    single_unversioned_ok: np.ndarray  # bool: ... and an unversioned reference accepts it
 
     @classmethod
     def build(cls, name_ids: np.ndarray, symbol_index: np.ndarray, versym: np.ndarray,
@@ -96,8 +105,15 @@ class DefinitionArrays:
         inside = ndx < lut.size
         vids = np.full(index.size, -1, dtype=np.int32)
         vids[inside] = lut[ndx[inside]]
+        hidden = (raw & 0x8000) != 0
+        later = ndx >= 3
+        plt_canonical = undefined[index]
+        # Versioned reference: the same version, or a definition with none that is not hidden.
+        wanted = np.where(vids >= 0, vids, np.where(hidden, NO_VERSION, ANY_VERSION)).astype(np.int32)
         return cls(ids[starts], starts.astype(np.int64), counts.astype(np.int64), index, vids,
-                   (raw & 0x8000) != 0, undefined[index], ndx >= 3)
+                   hidden, plt_canonical, later, counts == 1, plt_canonical[starts], wanted[starts],
+                   # Unversioned reference: the base version, or the one non-hidden later version.
+                   ~later[starts] | ~hidden[starts])
 
 
 def satisfied(refs: ReferenceArrays, defs: DefinitionArrays, has_versym: bool, same_file: bool,
@@ -113,29 +129,19 @@ def satisfied(refs: ReferenceArrays, defs: DefinitionArrays, has_versym: bool, s
         return result
     pos = np.searchsorted(defs.unique_ids, refs.name_ids)
     np.minimum(pos, defs.unique_ids.size - 1, out=pos)
-    found = np.flatnonzero(defs.unique_ids[pos] == refs.name_ids)
-    if not found.size:
-        return result
-    first = defs.first[pos[found]]
-    single = defs.count[pos[found]] == 1
-    r = found[single]
-    d = first[single]
+    hit = defs.unique_ids[pos] == refs.name_ids
+    single = defs.single[pos]
     # A canonical PLT entry never satisfies a PLT lookup.
-    usable = ~(defs.plt_canonical[d] & refs.plt[r])
+    result = hit & single & ~(defs.single_plt_canonical[pos] & refs.plt)
     if has_versym:
-        ref_version = refs.version_ids[r]
-        def_version = defs.version_ids[d]
-        hidden = defs.hidden[d]
-        # Versioned reference: the same version, or a definition with none that is not hidden.
-        versioned_ok = (def_version == ref_version) | ((def_version < 0) & ~hidden)
-        # Unversioned reference: the base version, or the one non-hidden later version.
-        unversioned_ok = ~defs.later_version[d] | ~hidden
-        usable &= np.where(ref_version >= 0, versioned_ok, unversioned_ok)
-    result[r[usable]] = True
-    many = ~single
-    if many.any():
-        counts = defs.count[pos[found[many]]]
-        for ref_index, start, count in zip(found[many].tolist(), first[many].tolist(), counts.tolist()):
+        wanted = defs.single_version[pos]
+        versioned_ok = (wanted == refs.version_ids) | (wanted == ANY_VERSION)
+        result &= np.where(refs.version_ids >= 0, versioned_ok, defs.single_unversioned_ok[pos])
+    many = np.flatnonzero(hit & ~single)
+    if many.size:
+        first = defs.first[pos[many]].tolist()
+        counts = defs.count[pos[many]].tolist()
+        for ref_index, start, count in zip(many.tolist(), first, counts):
             result[ref_index] = match_many(ref_index, start, count)
     if same_file:
         result &= ~refs.copy  # a copy relocation never binds to the program's own copy
