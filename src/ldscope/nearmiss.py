@@ -52,6 +52,9 @@ class SharedIndex:
         # id(image) → base name → [(mangled, demangled)]: images live in the scan's cache.
         self.cxx_indexes: dict[int, dict[str, list[tuple[str, str]]]] = {}
         self.cxx_names: dict[int, list[str]] = {}  # id(image) → its exported C++ names
+        self.dir_files: dict[str, list[str]] = {}  # directory → its library-like files
+        # mangled name → (base function name, demangled), None if it does not demangle
+        self.cxx_parsed: dict[str, tuple[str, str] | None] = {}
 
     def exporters(
         self, fs: object, files: list[tuple[str, str]], wanted: list[str]
@@ -127,7 +130,6 @@ class NearMissFinder:
         self.env = env
         self.also_search = tuple(also_search)
         self._scope: list[tuple[str, ElfImage]] | None = None
-        self._dir_files: dict[str, list[str]] = {}
         self._providers: dict[str, list[tuple[str, str | None]]] | None = None
         self._hidden: dict[str, list[tuple[str, str, str, str]]] | None = None
         # ld.so stops at a missing DT_NEEDED library: symbols of the file that needed it are
@@ -181,7 +183,7 @@ class NearMissFinder:
 
     def dir_libraries(self, directory: str) -> list[str]:
         """Shared-object-looking files in a directory (not recursive, bounded)."""
-        cached = self._dir_files.get(directory)
+        cached = self.shared.dir_files.get(directory)
         if cached is not None:
             return cached
         files: list[str] = []
@@ -196,7 +198,7 @@ class NearMissFinder:
         except OSError:
             files = []
         files.sort()
-        self._dir_files[directory] = files
+        self.shared.dir_files[directory] = files
         return files
 
     def image(self, path: str) -> ElfImage | None:
@@ -242,37 +244,45 @@ class NearMissFinder:
 
         Only names whose mangled form can encode that name are demangled and parsed (the
         <source-name> `<length><identifier>`, or std::'s abbreviations for its own
-        classes' constructors): libtorch_cpu.so exports 60,000 C++ names.
+        classes' constructors): libtorch_cpu.so exports 60,000 C++ names. Each name is
+        parsed at most once per scan, however many base names ask for it.
         """
         per_image = self.shared.cxx_indexes.setdefault(id(image), {})
         cached = per_image.get(base_name)
         if cached is not None:
             return cached
-        from ldscope.demangle import demangle_many
-        from ldscope.signature import parse_signature
-
         names = self.shared.cxx_names.get(id(image))
         if names is None:
             names = [n for n in image.defined_name_list() if n.startswith("_Z")]
             self.shared.cxx_names[id(image)] = names
         tokens = _mangled_tokens(base_name)
         if tokens is None:
-            # An operator or conversion: index every C++ name of the image once.
-            full: dict[str, list[tuple[str, str]]] = {}
-            for mangled, pretty in zip(names, demangle_many(names)):
-                if pretty is not None:
-                    full.setdefault(parse_signature(pretty).base_name, []).append((mangled, pretty))
-            for other, entries in full.items():
-                per_image.setdefault(other, entries)
-            return per_image.setdefault(base_name, [])
-        candidates = [n for n in names if any(t in n for t in tokens)]
-        found = [
-            (mangled, pretty)
-            for mangled, pretty in zip(candidates, demangle_many(candidates))
-            if pretty is not None and parse_signature(pretty).base_name == base_name
-        ]
+            candidates = names  # an operator or conversion: no cheap filter
+        elif len(tokens) == 1:
+            token = tokens[0]
+            candidates = [n for n in names if token in n]
+        else:
+            candidates = [n for n in names if any(t in n for t in tokens)]
+        parsed = self.shared.cxx_parsed
+        self._parse_cxx([n for n in candidates if n not in parsed])
+        found = []
+        for mangled in candidates:
+            entry = parsed[mangled]
+            if entry is not None and entry[0] == base_name:
+                found.append((mangled, entry[1]))
         per_image[base_name] = found
         return found
+
+    def _parse_cxx(self, names: list[str]) -> None:
+        """Demangle and parse names into the scan-wide (base name, demangled) memo."""
+        if not names:
+            return
+        from ldscope.demangle import demangle_many
+        from ldscope.signature import parse_signature
+
+        parsed = self.shared.cxx_parsed
+        for mangled, pretty in zip(names, demangle_many(names)):
+            parsed[mangled] = None if pretty is None else (parse_signature(pretty).base_name, pretty)
 
     # --------------------------------------------------------------- symbols
     def for_symbol(self, problem: R.Problem) -> list[R.NearMiss]:
