@@ -303,7 +303,7 @@ class NearMissFinder:
         if not found and not name.startswith("_Z") and len(self.wanted) <= _SIMILAR_NAME_LIMIT:
             # A typo-like near-miss helps for a handful of names, not for hundreds left
             # unresolved by one missing library (and difflib is costly over big scopes).
-            found.extend(self._similar_names(name))
+            found.extend(self._similar_names(name, problem.file))
         found.sort(key=lambda n: -n.score)
         return found[:8]
 
@@ -452,9 +452,15 @@ class NearMissFinder:
             result.append(R.NearMiss(name, demangle(name), path, why, "not-in-scope", 0.8))
         return result
 
-    def _similar_names(self, name: str) -> list[R.NearMiss]:
+    def _similar_names(self, name: str, referrer: str) -> list[R.NearMiss]:
+        """Close spellings among what the referrer's own DT_NEEDED libraries export: a
+        renamed or misspelt symbol is one of the library it was linked against (and
+        difflib over every object in scope - libc, libstdc++ - cost seconds in big scans)."""
         result = []
+        direct = {lib.path for lib in self.report.libraries if lib.path and referrer in lib.needed_by}
         for path, img in self.scope():
+            if direct and path not in direct:
+                continue
             # difflib's ratio is at most 2*min(len)/(sum of lens): drop hopeless lengths first.
             length = len(name)
             candidates = [c for c in img.defined_name_list()
