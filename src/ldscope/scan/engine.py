@@ -32,9 +32,10 @@ class ScanTarget:
     """One thing to scan, as resolved from the command line."""
 
     spec: str
-    kind: str  # environment, directory, wheel, root, file
+    kind: str  # environment, directory, wheel, root, file; "files": several file targets at once
     path: str
     interpreter: str | None = None
+    paths: tuple[str, ...] = ()  # the files of a "files" batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,9 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     elif target.kind == "root":
         walk_tree(target.path, discovery, root=target.path)
         root = target.path
+    elif target.kind == "files":
+        for path in target.paths:
+            walk_tree(path, discovery)
     else:
         walk_tree(target.path, discovery)
     if root != settings.root:
@@ -210,7 +214,10 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
             own = _problems_of(c.path, all_reports)
             loads = not any(p.severity == "error" for p in own)
             results.append(FileResult(c.path, KIND_LIBRARY, loads, own, None, covered[c.path]))
-    findings = environment_findings(candidates, images, all_reports, activation, state.env)
+    # Files named one by one are separate targets: two of them sharing a SONAME is no
+    # environment's duplicate.
+    findings = environment_findings(candidates if target.kind != "files" else [], images, all_reports,
+                                    activation, state.env)
     results.sort(key=lambda r: r.path)
     return results, findings, discovery, all_reports
 
@@ -224,6 +231,16 @@ def _problems_of(path: str, reports: list[tuple[str, R.LoadReport]]) -> tuple[R.
     return tuple(seen.values())
 
 
+def _batched(targets: list[ScanTarget]) -> list[ScanTarget]:
+    """File targets scanned together (one set of jobs, run in parallel like a directory's);
+    other targets one by one, in order."""
+    files = [t for t in targets if t.kind == "file"]
+    if len(files) < 2:
+        return targets
+    batch = ScanTarget(f"({len(files)} files)", "files", files[0].path, None, tuple(t.path for t in files))
+    return [t for t in targets if t.kind != "file"] + [batch]
+
+
 def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | None = None,
              progress: Callable[[int], None] | None = None) -> ScanResult:
     """Scan every target given (or this environment)."""
@@ -234,7 +251,7 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     seen = 0
     states: dict[str | None, ScanState] = {}
     all_reports: list[tuple[str, R.LoadReport]] = []
-    for target in targets:
+    for target in _batched(targets):
         try:
             r, f, d, reports = scan_target(target, settings, with_env, progress, states)
         except InputFormatError as exc:
