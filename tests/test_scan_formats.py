@@ -286,3 +286,29 @@ def test_exit_2_on_input_and_usage_errors(clean_dir: Path, tmp_path: Path) -> No
     assert scan_process(str(clean_dir), "--no-such-option").returncode == 2
     assert scan_process(str(clean_dir), "--fail-on", "sometimes").returncode == 2
     assert scan_process(str(clean_dir), "--output", str(tmp_path / "no" / "dir" / "x.json")).returncode == 2
+
+
+def test_file_targets_run_as_one_batch(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files named one by one: each is its own target (no duplicate-SONAME finding across
+    them, unlike the directory), they run as one batch, and forked workers (-j 2, made to
+    fork however small the batch) report exactly what one process does."""
+    import ldscope.scan.runner as runner
+
+    (tmp_path / "p.c").write_text("extern int ok(void);\nint main(void) { return ok(); }\n")
+    programs = []
+    for i in range(10):  # enough jobs for the runner to fork after its first ones
+        run(["gcc", "-o", f"p{i}", "p.c", str(tree / "lib" / "libok.so"), f"-Wl,-rpath,{tree}/lib"], cwd=tmp_path)
+        programs.append(str(tmp_path / f"p{i}"))
+    names = ["a/libdup.so.1", "b/libdup.so.1", "bin/app", "lib/libok.so", "lib/liblazy.so"]
+    paths = [str(tree / n) for n in names] + programs
+    code1, one, _ = scan_json(*paths, jobs=1)
+    monkeypatch.setattr(runner, "PARALLEL_MIN_SECONDS", 0.0)
+    code2, two, _ = scan_json(*paths, jobs=2)
+    assert code1 == code2 == 1  # bin/app's library is missing
+    assert one == two
+    assert [t["spec"] for t in one["targets"]] == paths  # type: ignore[index, union-attr]
+    assert not any(f["kind"] == "duplicate-soname" for f in findings_of(one))
+    assert sorted(files_by_path(one)) == sorted(paths)
+    assert files_by_path(one)[str(tree / "lib" / "libok.so")]["checked_as_part_of"] in programs
+    _, whole, _ = scan_json(str(tree), jobs=1)
+    assert any(f["kind"] == "duplicate-soname" for f in findings_of(whole))
