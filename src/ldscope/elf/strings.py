@@ -21,6 +21,7 @@ _CHUNK = 1024
 # they average fewer than this many table bytes each (i.e. they are much of the table).
 _BULK_MIN_NAMES = 64
 _BULK_BYTES_PER_NAME = 256
+_BULK_CHUNK = 1 << 14
 _NAME_WINDOW = 1 << 16
 
 
@@ -108,32 +109,41 @@ class StringTable:
         return result
 
     def _get_many_bulk(self, offs: np.ndarray) -> list[str]:
-        blob = self._raw[self.start : self.start + self.size]
-        # latin-1 maps byte i to character i, so byte offsets index the text directly;
-        # names that are not ASCII are re-decoded as UTF-8 below.
-        pieces = blob.decode("latin-1").split("\0")
-        ascii_only = blob.isascii()
-        del blob
-        starts = np.empty(len(pieces), dtype=np.int64)
-        starts[0] = 0
-        if len(pieces) > 1:
-            np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))[:-1] + 1,
-                      out=starts[1:])
-        valid = (offs >= 0) & (offs < self.size)
-        safe = np.where(valid, offs, 0)
-        which = np.searchsorted(starts, safe, side="right") - 1
-        inside = safe - starts[which]
-        get = pieces.__getitem__
-        if valid.all() and not inside.any():
-            result = list(map(get, which.tolist()))
-        else:
-            result = [
-                (get(w)[d:] if d else get(w)) if ok else ""
-                for w, d, ok in zip(which.tolist(), inside.tolist(), valid.tolist())
-            ]
-        if not ascii_only:
-            result = [n if n.isascii() else n.encode("latin-1").decode("utf-8", "surrogateescape")
-                      for n in result]
+        """Decode the table chunk by chunk (each ends at a NUL): split each chunk in one
+        C-level pass and give every offset inside it its piece. Only one chunk's pieces
+        and the offsets' order are alive besides the result, so memory stays near the
+        names themselves."""
+        raw = self._raw
+        base = self.start
+        end = base + self.size
+        result = [""] * offs.size
+        order = np.argsort(offs, kind="stable")
+        sorted_offs = offs[order]
+        first = int(np.searchsorted(sorted_offs, 0, side="left"))  # negative offsets stay ""
+        pos = base
+        while pos < end and first < sorted_offs.size:
+            stop = min(end, pos + _BULK_CHUNK)
+            if stop < end:
+                nul = raw.find(b"\0", stop - 1, end)
+                stop = end if nul < 0 else nul + 1
+            last = int(np.searchsorted(sorted_offs, stop - base, side="left"))
+            if last > first:
+                chunk = raw[pos:stop]
+                # latin-1 maps byte i to character i: byte offsets index the text directly.
+                parts = chunk.decode("latin-1").split("\0")
+                starts = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)) + 1)
+                starts = np.concatenate(([0], starts[:-1]))
+                local = sorted_offs[first:last] - (pos - base)
+                which = np.searchsorted(starts, local, side="right") - 1
+                inside = local - starts[which]
+                ascii_only = chunk.isascii()
+                for k, w, d in zip(order[first:last].tolist(), which.tolist(), inside.tolist()):
+                    piece = parts[w][d:] if d else parts[w]
+                    if not ascii_only and not piece.isascii():
+                        piece = piece.encode("latin-1").decode("utf-8", "surrogateescape")
+                    result[k] = piece
+            first = last
+            pos = stop
         return result
 
 
