@@ -100,7 +100,7 @@ def bench_directory(files: list[str]) -> None:
     """Whole directory: one ldscope process vs a loop of nm -D (wall clock)."""
     script = (
         "import sys\n"
-        "sys.path.insert(0, %r)\n"
+        f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
         "from bench_read import read_all\n"
         "n = 0\n"
         "for p in sys.argv[1:]:\n"
@@ -109,7 +109,7 @@ def bench_directory(files: list[str]) -> None:
         "    except Exception:\n"
         "        pass\n"
         "print(n)\n"
-    ) % os.path.dirname(os.path.abspath(__file__))
+    )
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", script, *files], capture_output=True, text=True)
     ours = time.perf_counter() - t0

@@ -12,6 +12,9 @@ or a dlopen host program), and compared with `LoaderModel` aspect by aspect:
 * timing: a lazy run with calls fails before main / at a call / not at all, and so does
   the LD_BIND_NOW=1 run;  first-error: the loader's error is one the model reports
 * bindings: (referrer, symbol, version, provider) of every binding of the test objects
+* scan: the binding path `ldscope scan` uses (cached array binding, `record_bindings=False`)
+  with LD_BIND_NOW: the real LD_BIND_NOW run's outcome and undefined symbols (exec), the
+  reference-at-a-time model's errors (dlopen, whose earlier dlopens the model takes as given)
 
 Random scenarios come from `loader_scenarios.generate(seed)` (seeds SEED_BASE ..
 SEED_BASE + CHUNKS * PER_CHUNK; LDSCOPE_ORACLE_SEED moves the window), hand-written ones
