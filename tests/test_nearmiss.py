@@ -182,3 +182,36 @@ def test_report_text_groups_by_cause(tmp_path: Path, flags: tuple[str, ...]) -> 
     assert text.count("was built against another version of libgrp.so") == 1
     assert "(3 symbols)" in text
     assert text.count("parameter 1: int → long") == 3
+
+
+def test_mangled_name_filter_keeps_every_definition_of_the_function() -> None:
+    """The C++ near-miss search only parses mangled names containing the wanted function's
+    <source-name> (or std::'s abbreviation): on every C++ export of libstdc++ and a sample
+    of other system libraries, each name's parsed function is found by that filter."""
+    import glob
+    import random
+
+    from ldscope.demangle import demangle_many
+    from ldscope.elf import ElfFile
+    from ldscope.nearmiss_index import _mangled_tokens
+    from ldscope.signature import parse_signature
+
+    libs = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libstdc++.so.6*"))[-1:]
+    others = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/lib*.so.*"))
+    libs += random.Random(5).sample(others, min(40, len(others)))
+    checked = 0
+    for path in libs:
+        try:
+            with ElfFile.open(path) as elf:
+                table = elf.dynsym
+                names = [n for n in (table.names() if table is not None else []) if n.startswith("_Z")]
+        except Exception:
+            continue
+        for mangled, pretty in zip(names, demangle_many(names)):
+            if pretty is None:
+                continue
+            base = parse_signature(pretty).base_name
+            tokens = _mangled_tokens(base)
+            assert tokens is None or any(t in mangled for t in tokens), (path, mangled, pretty, base)
+            checked += 1
+    assert checked > 5000
