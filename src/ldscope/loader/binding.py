@@ -104,7 +104,8 @@ BindingCache = dict[tuple[object, ...], object]
 
 
 def _satisfied(referrer: ElfImage, provider: ElfImage, cache: BindingCache) -> np.ndarray:
-    """Which of referrer's references provider can satisfy (check_match), cached per pair.
+    """Which of referrer's failing references (reference_arrays) provider can satisfy
+    (check_match), cached per pair.
 
     Whether a reference binds at all depends only on whether *some* file in scope matches
     it, so a scope's answer is the OR of these per-pair arrays: each pair is computed once
@@ -113,8 +114,10 @@ def _satisfied(referrer: ElfImage, provider: ElfImage, cache: BindingCache) -> n
     key = ("sat", id(referrer), id(provider))
     cached = cache.get(key)
     if cached is None:
-        def match_many(position: int, first: int, count: int) -> bool:
-            ref = referrer.reference(position)
+        positions = referrer.reference_arrays.positions
+
+        def match_many(entry: int, first: int, count: int) -> bool:
+            ref = referrer.reference(int(positions[entry]))
             defs = provider.definition_run(first, count)
             return match_in_object(provider, defs, ref.version, False, not ref.at_load) is not None
 
@@ -249,7 +252,7 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache, scope_memo: Scope
     key = ("unbound", id(obj.image), stable_ids)
     cached = cache.get(key)
     if cached is None:
-        unbound = obj.image.reference_arrays.fails_unbound.copy()
+        unbound = np.ones(obj.image.reference_arrays.positions.size, dtype=bool)
         for image in stable:
             unbound &= ~_satisfied(obj.image, image, cache)
         cache[key] = cached = unbound
@@ -259,7 +262,7 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache, scope_memo: Scope
         unbound = unbound.copy()
         for image in volatile:
             unbound &= ~_satisfied(obj.image, image, cache)
-    return np.flatnonzero(unbound).tolist()
+    return obj.image.reference_arrays.positions[np.flatnonzero(unbound)].tolist()
 
 
 def _assertion_problem(obj: LoadedObject, ref: Reference, provider: str, when: str) -> R.Problem:

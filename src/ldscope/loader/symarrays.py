@@ -58,13 +58,14 @@ def version_lut(names_by_index: dict[int, str]) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class ReferenceArrays:
-    """One file's relocation-referenced symbols, one entry per reference."""
+    """One file's relocation-referenced symbols that are errors when nothing binds them (not
+    weak; undefined, or the target of a copy relocation), one entry per reference."""
 
     name_ids: np.ndarray  # int64
     version_ids: np.ndarray  # int32, -1: unversioned
     plt: np.ndarray  # bool: referenced by PLT relocations only
     copy: np.ndarray  # bool: the target of a copy relocation
-    fails_unbound: np.ndarray  # bool: an error when nothing binds it (not weak; undefined or copy)
+    positions: np.ndarray  # int64: each one's index in ElfImage.references
 
 
 @dataclass(frozen=True, slots=True)
