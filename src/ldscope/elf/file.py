@@ -234,9 +234,16 @@ class ElfFile:
         return None
 
     def sections_of_type(self, sh_type: int) -> list[int]:
-        if not len(self.section_headers):
-            return []
-        return np.flatnonzero(self.section_headers["sh_type"] == sh_type).tolist()
+        """Indices of the sections of one type, in order."""
+        return list(self._sections_by_type.get(sh_type, ()))
+
+    @cached_property
+    def _sections_by_type(self) -> dict[int, list[int]]:
+        by_type: dict[int, list[int]] = {}
+        if len(self.section_headers):
+            for index, sh_type in enumerate(self.section_headers["sh_type"].tolist()):
+                by_type.setdefault(sh_type, []).append(index)
+        return by_type
 
     @cached_property
     def _load_segments(self) -> list[tuple[int, int, int]]:

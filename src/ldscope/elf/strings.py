@@ -56,7 +56,9 @@ class StringTable:
         if offset < 0 or offset >= self.size:
             return b""
         begin = self.start + offset
-        return self._raw[begin : self._end(begin)]
+        # The bounded search of _end, inlined: every version and library name comes here.
+        end = self._raw.find(b"\0", begin, min(self.start + self.size, begin + _NAME_WINDOW))
+        return self._raw[begin : end if end >= 0 else self._end(begin)]
 
     def get(self, offset: int) -> str:
         """The string at `offset`, decoded (undecodable bytes kept via surrogateescape)."""
