@@ -312,3 +312,27 @@ def test_file_targets_run_as_one_batch(tree: Path, tmp_path: Path, monkeypatch: 
     assert files_by_path(one)[str(tree / "lib" / "libok.so")]["checked_as_part_of"] in programs
     _, whole, _ = scan_json(str(tree), jobs=1)
     assert any(f["kind"] == "duplicate-soname" for f in findings_of(whole))
+
+
+def test_sarif_locations_of_several_targets_resolve_to_their_files(tree: Path) -> None:
+    """Each target has its own base (TARGET, TARGET_2, ...): every location, resolved against
+    its uriBaseId, is the file the finding is about; the document stays schema-valid."""
+    import jsonschema
+
+    code, out, _ = invoke(str(tree / "lib"), str(tree / "bin"), str(tree / "a" / "libdup.so.1"), "--format", "sarif")
+    assert code == 1
+    doc = json.loads(out)
+    schema = _sarif_schema()
+    assert list(jsonschema.validators.validator_for(schema)(schema).iter_errors(doc)) == []
+    (sarif_run,) = doc["runs"]
+    bases = {k: v["uri"] for k, v in sarif_run["originalUriBaseIds"].items()}
+    assert bases == {"TARGET": f"file://{tree}/lib/", "TARGET_2": f"file://{tree}/bin/",
+                     "TARGET_3": f"file://{tree}/a/"}
+    resolved = set()
+    for r in sarif_run["results"]:
+        art = r["locations"][0]["physicalLocation"]["artifactLocation"]
+        uri = bases[art["uriBaseId"]] + art["uri"]
+        assert uri.startswith("file://") and os.path.exists(uri[len("file://"):])
+        resolved.add((r["ruleId"], uri))
+    assert ("missing-library", f"file://{tree}/bin/app") in resolved
+    assert ("unresolved-symbol", f"file://{tree}/lib/liblazy.so") in resolved

@@ -139,12 +139,27 @@ _RULE_HELP = {
 }
 
 
-def _relative(path: str, result: ScanResult) -> str:
+def _uri_bases(result: ScanResult) -> list[tuple[str, str]]:
+    """(uriBaseId, directory) per distinct target base: TARGET, TARGET_2, ..."""
+    bases: list[str] = []
     for t in result.targets:
-        base = t.path if os.path.isdir(t.path) else os.path.dirname(t.path)
-        if path.startswith(base.rstrip("/") + "/"):
-            return path[len(base.rstrip("/")) + 1 :]
-    return path.lstrip("/")
+        base = (t.path if os.path.isdir(t.path) else os.path.dirname(t.path)).rstrip("/") or "/"
+        if base not in bases:
+            bases.append(base)
+    return [("TARGET" if i == 0 else f"TARGET_{i + 1}", b) for i, b in enumerate(bases)]
+
+
+def _artifact(path: str, bases: list[tuple[str, str]]) -> dict[str, str]:
+    """An artifactLocation relative to the (deepest) target base holding the path; a path
+    outside every target (a system library a finding names) keeps its absolute file URI."""
+    best: tuple[str, str] | None = None
+    for base_id, base in bases:
+        prefix = base.rstrip("/") + "/"
+        if path.startswith(prefix) and (best is None or len(base) > len(best[1])):
+            best = (base_id, base)
+    if best is None:
+        return {"uri": "file://" + path}
+    return {"uri": path[len(best[1].rstrip("/")) + 1:], "uriBaseId": best[0]}
 
 
 def _wheel_members(result: ScanResult) -> list[tuple[str, str]]:
@@ -163,15 +178,14 @@ def _wheel_members(result: ScanResult) -> list[tuple[str, str]]:
     return sorted(out, key=lambda m: -len(m[1]))
 
 
-def _location(path: str, result: ScanResult, members: list[tuple[str, str]]) -> dict[str, Any]:
-    """A SARIF location: a file of the target, or for a wheel member (read in place and shown
+def _location(path: str, bases: list[tuple[str, str]], members: list[tuple[str, str]]) -> dict[str, Any]:
+    """A SARIF location: a file of a target, or for a wheel member (read in place and shown
     where it would be installed) the wheel file itself, the member as a logical location."""
     for wheel, member in members:
         if path.endswith("/" + member):
-            return {"physicalLocation": {"artifactLocation": {
-                        "uri": _relative(wheel, result), "uriBaseId": "TARGET"}},
+            return {"physicalLocation": {"artifactLocation": _artifact(wheel, bases)},
                     "logicalLocations": [{"fullyQualifiedName": member}]}
-    return {"physicalLocation": {"artifactLocation": {"uri": _relative(path, result), "uriBaseId": "TARGET"}}}
+    return {"physicalLocation": {"artifactLocation": _artifact(path, bases)}}
 
 
 def render_sarif(result: ScanResult) -> dict[str, Any]:
@@ -187,6 +201,7 @@ def render_sarif(result: ScanResult) -> dict[str, Any]:
     ]
     level = {"error": "error", "warning": "warning", "info": "note"}
     members = _wheel_members(result)
+    bases = _uri_bases(result)
     results = []
     for f in result.findings:
         details = "; ".join(
@@ -202,18 +217,17 @@ def render_sarif(result: ScanResult) -> dict[str, Any]:
                 "ruleIndex": kinds.index(f.kind),
                 "level": level.get(f.severity, "note"),
                 "message": {"text": text},
-                "locations": [_location(path, result, members)],
+                "locations": [_location(path, bases, members)],
                 "partialFingerprints": {"ldscopeCause": f.cause},
             })
-    base = result.targets[0].path if result.targets else "/"
-    if result.targets and not os.path.isdir(base):
-        base = os.path.dirname(base)
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "ldscope", "version": __version__, "rules": rules}},
-            "originalUriBaseIds": {"TARGET": {"uri": "file://" + base.rstrip("/") + "/"}},
+            "originalUriBaseIds": {
+                base_id: {"uri": "file://" + base.rstrip("/") + "/"} for base_id, base in bases or [("TARGET", "/")]
+            },
             "results": results,
         }],
     }
