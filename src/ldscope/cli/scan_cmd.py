@@ -35,7 +35,8 @@ from ldscope.cli.common import (
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error",
               show_default=True, help="Lowest finding severity that makes the exit status 1.")
 @click.option("-j", "--jobs", type=int, default=0, metavar="N",
-              help="Worker processes (default: the number of cores).")
+              help="Worker processes (default: the number of cores). Workers are forked only "
+                   "once the remaining files would take a second or more in one process.")
 @output_options(("text", "json", "sarif", "junit"))
 def scan(
     targets: tuple[str, ...], python: str | None, root: str | None, with_env: str | None,
