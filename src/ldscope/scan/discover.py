@@ -92,12 +92,20 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
               on_error: Callable[[OSError], None], skip_dirs: frozenset[str]) -> None:
     """Depth first, names sorted, files before subdirectories (os.walk's order), one
     scandir per directory: its entry types spare a stat for files that cannot matter."""
+    entries: list[os.DirEntry[str]] = []
     try:
         with os.scandir(directory) as it:
-            entries = sorted(it, key=_entry_name)
+            for entry in it:
+                name = entry.name
+                if ".so" not in name and name.rpartition(".")[2] in NEVER_NATIVE and entry.is_file(
+                        follow_symlinks=False):
+                    discovery.files_seen += 1  # source, text and bytecode: no stat, no sort
+                    continue
+                entries.append(entry)
     except OSError as exc:
         on_error(exc)
         return
+    entries.sort(key=_entry_name)
     subdirs: list[str] = []
     for entry in entries:
         try:
@@ -109,10 +117,6 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
                 subdirs.append(entry.path)
             continue
         lst = None
-        name = entry.name
-        if ".so" not in name and name.rpartition(".")[2] in NEVER_NATIVE and entry.is_file(follow_symlinks=False):
-            discovery.files_seen += 1  # source, text and bytecode: skip the stat
-            continue
         if entry.is_file(follow_symlinks=False):
             try:
                 lst = entry.stat(follow_symlinks=False)
