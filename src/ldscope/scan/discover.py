@@ -93,18 +93,23 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
     """Depth first, names sorted, files before subdirectories (os.walk's order), one
     scandir per directory: its entry types spare a stat for files that cannot matter."""
     entries: list[os.DirEntry[str]] = []
+    append = entries.append
+    never = NEVER_NATIVE
+    skipped = 0
     try:
         with os.scandir(directory) as it:
-            for entry in it:
+            for entry in it:  # hot: 50,000 entries in a Python prefix, hence the locals
                 name = entry.name
-                if ".so" not in name and name.rpartition(".")[2] in NEVER_NATIVE and entry.is_file(
+                if ".so" not in name and name.rpartition(".")[2] in never and entry.is_file(
                         follow_symlinks=False):
-                    discovery.files_seen += 1  # source, text and bytecode: no stat, no sort
+                    skipped += 1  # source, text and bytecode: no stat, no sort
                     continue
-                entries.append(entry)
+                append(entry)
     except OSError as exc:
         on_error(exc)
         return
+    finally:
+        discovery.files_seen += skipped
     entries.sort(key=_entry_name)
     subdirs: list[str] = []
     for entry in entries:
