@@ -116,17 +116,24 @@ def test_symbol_present_but_hidden(tmp_path: Path) -> None:
     assert "does not export it" in near[0].explanation and "hidden" in near[0].explanation
 
 
-def test_defined_in_library_not_in_scope(tmp_path: Path) -> None:
+def moved_symbol_scenario(d: Path, name: str) -> Path:
+    """A program whose `moved_away` is gone from its library's new version but defined by
+    extra/libmoved.so.2, which it does not load."""
     exe = build_pair(
-        tmp_path, "split",
+        d, name,
         "int moved_away(void) { return 1; }\n",
         "int something_else(void) { return 2; }\n",
         "extern int moved_away(void);\nint main(void) { return moved_away(); }\n",
         cxx=False,
     )
-    (tmp_path / "extra").mkdir()
-    (tmp_path / "extra" / "m.c").write_text("int moved_away(void) { return 1; }\n")
-    run(["gcc", "-shared", "-fPIC", "-o", "extra/libmoved.so.2", "extra/m.c", "-Wl,-soname,libmoved.so.2"], cwd=tmp_path)
+    (d / "extra").mkdir()
+    (d / "extra" / "m.c").write_text("int moved_away(void) { return 1; }\n")
+    run(["gcc", "-shared", "-fPIC", "-o", "extra/libmoved.so.2", "extra/m.c", "-Wl,-soname,libmoved.so.2"], cwd=d)
+    return exe
+
+
+def test_defined_in_library_not_in_scope(tmp_path: Path) -> None:
+    exe = moved_symbol_scenario(tmp_path, "split")
     report = simulate_load(str(exe), LoadOptions(also_search=(str(tmp_path / "extra"),)))
     near = unresolved(report.problems)["moved_away"].near_misses
     assert near[0].kind == "not-in-scope"
@@ -137,16 +144,7 @@ def test_defined_in_library_not_in_scope(tmp_path: Path) -> None:
 def test_symbols_of_a_file_missing_a_library_get_no_system_wide_search(tmp_path: Path) -> None:
     """ld.so stops at the missing library: its requester's unresolved symbols (ldd -r lists
     them) are that library's consequence, and no directory is searched for them."""
-    exe = build_pair(
-        tmp_path, "gone",
-        "int moved_away(void) { return 1; }\n",
-        "int something_else(void) { return 2; }\n",
-        "extern int moved_away(void);\nint main(void) { return moved_away(); }\n",
-        cxx=False,
-    )
-    (tmp_path / "extra").mkdir()
-    (tmp_path / "extra" / "m.c").write_text("int moved_away(void) { return 1; }\n")
-    run(["gcc", "-shared", "-fPIC", "-o", "extra/libmoved.so.2", "extra/m.c", "-Wl,-soname,libmoved.so.2"], cwd=tmp_path)
+    exe = moved_symbol_scenario(tmp_path, "gone")
     (tmp_path / "installed" / "libgone.so").unlink()  # now the library itself is missing too
     report = simulate_load(str(exe), LoadOptions(also_search=(str(tmp_path / "extra"),)))
     assert any(p.kind == "missing-library" and p.library == "libgone.so" for p in report.problems)
