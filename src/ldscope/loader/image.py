@@ -15,13 +15,10 @@ from ldscope.elf.strings import StringTable
 from ldscope.elf.versions import VersionRequirement
 from ldscope.errors import InputFormatError
 from ldscope.loader.fs import OSFileSystem
-from ldscope.loader.symarrays import (
-    DefinitionArrays,
-    ReferenceArrays,
-    intern_names,
-    name_id_of,
-    version_lut,
-)
+from ldscope.loader.symarrays import DefinitionArrays, NameTable, ReferenceArrays
+
+# For images built outside an ImageCache (tests, one-off reads): one shared table.
+_DEFAULT_NAMES = NameTable()
 
 # Symbol types ld.so accepts as definitions (ALLOWED_STT in dl-lookup.c)
 _ALLOWED_TYPES = frozenset(
@@ -62,8 +59,9 @@ class Definition:
 class ElfImage:
     """What the loader needs from one ELF file: identity, dynamic info, definitions, references."""
 
-    def __init__(self, elf: ElfFile, host_path: str) -> None:
+    def __init__(self, elf: ElfFile, host_path: str, names: NameTable | None = None) -> None:
         self.host_path = host_path
+        self._table = names if names is not None else _DEFAULT_NAMES
         self.elf_class = elf.elf_class
         self.e_machine = elf.e_machine
         self.machine = elf.machine
@@ -210,13 +208,13 @@ class ElfImage:
     def _ids_at(self, indices: np.ndarray) -> np.ndarray:
         """Interned name ids of some .dynsym entries (all names interned once when decoded)."""
         if self._all_names is None:
-            return intern_names(self._names_at(indices))
+            return self._table.intern(self._names_at(indices))
         return self._name_ids[indices]
 
     @cached_property
     def _name_ids(self) -> np.ndarray:
         """Interned ids of every dynsym name (one pass for references and definitions)."""
-        return intern_names(self._names)
+        return self._table.intern(self._names)
 
     @cached_property
     def reference_arrays(self) -> ReferenceArrays:
@@ -226,7 +224,7 @@ class ElfImage:
         weak = self._bind[self._ref_idx] == C.STB_WEAK
         positions = np.flatnonzero(~weak & (self._undefined[self._ref_idx] | self._ref_copy))
         idx = self._ref_idx[positions]
-        lut = version_lut({k: v[0] for k, v in self._ref_versions.items() if k > 1})
+        lut = self._table.version_lut({k: v[0] for k, v in self._ref_versions.items() if k > 1})
         ndx = (self._versym[idx] & 0x7FFF).astype(np.int64) if idx.size else np.zeros(0, dtype=np.int64)
         vids = np.full(idx.size, -1, dtype=np.int32)
         inside = ndx < lut.size
@@ -239,7 +237,7 @@ class ElfImage:
         """The definitions as arrays grouped by interned name, for array binding."""
         idx = self._defined_idx
         return DefinitionArrays.build(self._ids_at(idx), idx, self._versym,
-                                      self.version_index_names, self._undefined)
+                                      self.version_index_names, self._undefined, self._table)
 
     def definition_run(self, first: int, count: int) -> list[Definition]:
         """Definitions [first, first+count) of `definition_arrays` (one name), in dynsym order."""
@@ -256,7 +254,7 @@ class ElfImage:
         """Definitions of one name in dynsym order, without building the whole name index."""
         if self._definitions is not None:
             return self._definitions.get(name, [])
-        name_id = name_id_of(name)
+        name_id = self._table.id_of(name)
         arrays = self.definition_arrays
         if name_id is None or not arrays.unique_ids.size:
             return []
@@ -338,6 +336,7 @@ class ElfImage:
         """A stand-in main program that only needs `needed` (a minimal dlopen host)."""
         image = cls.__new__(cls)
         image.host_path = "(minimal host)"
+        image._table = like._table
         image.elf_class, image.e_machine, image.machine = like.elf_class, like.e_machine, like.machine
         image.little_endian, image.e_type, image.osabi = like.little_endian, C.ET_DYN, 0
         image.interpreter = None
@@ -392,6 +391,7 @@ class ImageCache:
 
     def __init__(self, fs: OSFileSystem | None = None) -> None:
         self.fs = fs if fs is not None else OSFileSystem()
+        self.names = NameTable()  # the integer names of every image of this cache
         self._images: dict[tuple[object, ...], ElfImage | InputFormatError] = {}
         self._lock = threading.Lock()
 
@@ -406,7 +406,7 @@ class ImageCache:
         if cached is None:
             try:
                 with self.fs.open_elf(host_path) as elf:
-                    cached = ElfImage(elf, host_path)
+                    cached = ElfImage(elf, host_path, self.names)
             except InputFormatError as exc:
                 cached = exc
             except OSError as exc:

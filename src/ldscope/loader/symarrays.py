@@ -15,45 +15,54 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Process-wide name → integer tables. Forked workers inherit and extend their own copy;
-# only the per-file boolean results cross process boundaries, never the integers.
-_NAME_IDS: dict[str, int] = {}
-_VERSION_IDS: dict[str, int] = {}
-_NEXT_ID = itertools.count()
 # DefinitionArrays.single_version markers (version ids are >= 0).
 ANY_VERSION = -2
 NO_VERSION = -3
 
 
-def intern_names(names: Sequence[str]) -> np.ndarray:
-    """Integer ids for names (equal names, equal ids), in one C-level pass.
+class NameTable:
+    """Symbol and version names → integers for the files of one image cache (one scan):
+    the table lives as long as the images whose arrays use it, not the process.
 
-    setdefault offers every name the next number of a shared counter and keeps the first
-    one a name got: ids are unique but not dense, and nothing runs per name in Python.
+    Forked workers inherit and extend their own copy; only per-file boolean results cross
+    process boundaries, never the integers.
     """
-    return np.fromiter(map(_NAME_IDS.setdefault, names, _NEXT_ID), dtype=np.int64, count=len(names))
 
+    __slots__ = ("_names", "_next_id", "_versions")
 
-def name_id_of(name: str) -> int | None:
-    """The id of a name already interned, None if no file seen so far has it."""
-    return _NAME_IDS.get(name)
+    def __init__(self) -> None:
+        self._names: dict[str, int] = {}
+        self._versions: dict[str, int] = {}
+        self._next_id = itertools.count()
 
+    def intern(self, names: Sequence[str]) -> np.ndarray:
+        """Integer ids for names (equal names, equal ids), in one C-level pass.
 
-def version_id(name: str | None) -> int:
-    """Integer id of a version name; -1 for none."""
-    if name is None:
-        return -1
-    return _VERSION_IDS.setdefault(name, len(_VERSION_IDS))
+        setdefault offers every name the next number of a shared counter and keeps the
+        first one a name got: ids are unique but not dense, and nothing runs per name in
+        Python.
+        """
+        return np.fromiter(map(self._names.setdefault, names, self._next_id), dtype=np.int64,
+                           count=len(names))
 
+    def id_of(self, name: str) -> int | None:
+        """The id of a name already interned, None if no file seen so far has it."""
+        return self._names.get(name)
 
-def version_lut(names_by_index: dict[int, str]) -> np.ndarray:
-    """versym index → version id (-1 where the index names nothing)."""
-    size = max(names_by_index, default=0) + 1
-    lut = np.full(max(size, 2), -1, dtype=np.int32)
-    for index, name in names_by_index.items():
-        if index >= 0:
-            lut[index] = version_id(name)
-    return lut
+    def version_id(self, name: str | None) -> int:
+        """Integer id of a version name; -1 for none."""
+        if name is None:
+            return -1
+        return self._versions.setdefault(name, len(self._versions))
+
+    def version_lut(self, names_by_index: dict[int, str]) -> np.ndarray:
+        """versym index → version id (-1 where the index names nothing)."""
+        size = max(names_by_index, default=0) + 1
+        lut = np.full(max(size, 2), -1, dtype=np.int32)
+        for index, name in names_by_index.items():
+            if index >= 0:
+                lut[index] = self.version_id(name)
+        return lut
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +99,7 @@ class DefinitionArrays:
 
     @classmethod
     def build(cls, name_ids: np.ndarray, symbol_index: np.ndarray, versym: np.ndarray,
-              version_names: dict[int, str], undefined: np.ndarray) -> DefinitionArrays:
+              version_names: dict[int, str], undefined: np.ndarray, table: NameTable) -> DefinitionArrays:
         """From the defined entries' name ids and dynsym indices, and the file's version data."""
         order = np.argsort(name_ids, kind="stable")
         ids = name_ids[order]
@@ -102,7 +111,7 @@ class DefinitionArrays:
         counts = np.diff(np.append(starts, ids.size))
         raw = versym[index].astype(np.int64)
         ndx = raw & 0x7FFF
-        lut = version_lut(version_names)
+        lut = table.version_lut(version_names)
         inside = ndx < lut.size
         vids = np.full(index.size, -1, dtype=np.int32)
         vids[inside] = lut[ndx[inside]]
