@@ -120,7 +120,6 @@ class ElfImage:
         self._undefined = np.zeros(0, dtype=bool)
         self._definitions: dict[str, list[Definition]] | None = None
         self._references: list[Reference] | None = None
-        self._defined_names: frozenset[str] | None = None
         if table is not None and self.symbol_count:
             self._index_symbols(elf)
 
@@ -265,8 +264,6 @@ class ElfImage:
 
     def defines(self, name: str) -> bool:
         """True if the file exports this name (any version)."""
-        if self._defined_names is not None:
-            return name in self._defined_names
         return bool(self.definitions_named(name))
 
     def defined_name_list(self) -> list[str]:
@@ -277,11 +274,6 @@ class ElfImage:
             cached = list(dict.fromkeys(names[i] for i in self._defined_idx.tolist()))
             self._defined_name_list = cached
         return cached
-
-    def defines_name_starting(self, prefix: str) -> bool:
-        """True if some exported name starts with prefix (no name index built)."""
-        names = self._names
-        return any(names[i].startswith(prefix) for i in self._defined_idx.tolist())
 
     @property
     def definitions(self) -> dict[str, list[Definition]]:
@@ -300,17 +292,6 @@ class ElfImage:
         return self._definitions
 
     @property
-    def defined_names(self) -> frozenset[str]:
-        """Names this file exports (cheap membership test, no Definition objects)."""
-        if self._defined_names is None:
-            if self._definitions is not None:
-                self._defined_names = frozenset(self._definitions)
-            else:
-                names = self._names
-                self._defined_names = frozenset(names[i] for i in self._defined_idx.tolist())
-        return self._defined_names
-
-    @property
     def copy_relocated_names(self) -> frozenset[str]:
         """Names this file copy-relocates (its copy is the one every other file binds to)."""
         cached = getattr(self, "_copy_names", None)
@@ -325,11 +306,6 @@ class ElfImage:
         if self._references is None:
             self._references = [self._reference(p) for p in range(len(self._ref_idx))]
         return self._references
-
-    @property
-    def reference_count(self) -> int:
-        """How many references `references` holds."""
-        return len(self._ref_idx)
 
     @classmethod
     def synthetic(cls, needed: tuple[str, ...], like: ElfImage) -> ElfImage:
@@ -365,7 +341,6 @@ class ElfImage:
         image._bind = image._stype = np.zeros(0, dtype=np.int8)
         image._definitions = {}
         image._references = []
-        image._defined_names = frozenset()
         return image
 
     @cached_property

@@ -86,10 +86,6 @@ class DefinitionArrays:
     first: np.ndarray  # int64 start of each name's run in the per-definition arrays
     count: np.ndarray  # int64 definitions of that name
     symbol_index: np.ndarray  # int64 dynsym index of each definition
-    version_ids: np.ndarray  # int32, -1 where ld.so sees no version (l_versions has none)
-    hidden: np.ndarray  # bool: versym hidden bit
-    plt_canonical: np.ndarray  # bool: an undefined entry with a value (canonical PLT)
-    later_version: np.ndarray  # bool: versym index >= 3
     # Per distinct name, check_match's answer when the name has one definition:
     single: np.ndarray  # bool: exactly one definition
     single_plt_canonical: np.ndarray  # bool: ... and it is a canonical PLT entry
@@ -113,6 +109,7 @@ class DefinitionArrays:
         ndx = raw & 0x7FFF
         lut = table.version_lut(version_names)
         inside = ndx < lut.size
+        # -1 where ld.so sees no version (l_versions has none for the index)
         vids = np.full(index.size, -1, dtype=np.int32)
         vids[inside] = lut[ndx[inside]]
         hidden = (raw & 0x8000) != 0
@@ -120,8 +117,8 @@ class DefinitionArrays:
         plt_canonical = undefined[index]
         # Versioned reference: the same version, or a definition with none that is not hidden.
         wanted = np.where(vids >= 0, vids, np.where(hidden, NO_VERSION, ANY_VERSION)).astype(np.int32)
-        return cls(ids[starts], starts.astype(np.int64), counts.astype(np.int64), index, vids,
-                   hidden, plt_canonical, later, counts == 1, plt_canonical[starts], wanted[starts],
+        return cls(ids[starts], starts.astype(np.int64), counts.astype(np.int64), index,
+                   counts == 1, plt_canonical[starts], wanted[starts],
                    # Unversioned reference: the base version, or the one non-hidden later version.
                    ~later[starts] | ~hidden[starts])
 
