@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ldscope.linker.cmdline import resolve_link_line
-from ldscope.linker.facts import FactsCache
-from ldscope.linker.model import simulate_argv
+from ldscope.linker._simulate import simulate_argv
+from ldscope.linker.frontend._cmdline import resolve_link_line
+from ldscope.linker.inputs._facts import FactsCache
 
 ARCHIVES = 4
 

@@ -22,7 +22,7 @@ import tracemalloc
 from pathlib import Path
 
 from ldscope.elf import ElfFile
-from ldscope.elf.file import is_elf
+from ldscope.elf._file import is_elf
 
 
 def read_all(path: str) -> tuple[int, int]:

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from ldscope.elf import ElfFile
 from ldscope.elf import constants as C
-from ldscope.elf.symbols import SymbolTable
+from ldscope.elf._symbols import SymbolTable
 
 ELF_MAGIC = b"\x7fELF"
 MIN_SAMPLE = 300

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ldscope.linker.api import predict_link_facts
+from ldscope.analysis._link import predict_link_facts
 from tests.link_gen import Builder, Scenario, random_scenario, random_units
 from tests.link_oracle import link_argv, parse, predicted_facts, run_real
 

@@ -14,8 +14,8 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ldscope.demangle import demangle
-from ldscope.linker.cmdline import parse_driver_output
+from ldscope.cxx._demangle import demangle
+from ldscope.linker.frontend._cmdline import parse_driver_output
 
 PROGRAMS = {"bfd": "ld.bfd", "gold": "ld.gold", "lld": "ld.lld", "mold": "mold"}
 

@@ -41,12 +41,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ldscope.loader import results as R
-from ldscope.loader.binding import LOADER_ASSERTION
-from ldscope.loader.environment import LoadEnvironment, make_environment
-from ldscope.loader.image import ImageCache
-from ldscope.loader.platform import read_cpu_features
-from ldscope.loader.simulate import Host, LoaderModel
+from ldscope.loader import _results as R
+from ldscope.loader._binding import LOADER_ASSERTION
+from ldscope.loader._environment import LoadEnvironment, make_environment
+from ldscope.loader._image import ImageCache
+from ldscope.loader._simulate import Host, LoaderModel
+from ldscope.system._platform import read_cpu_features
 
 RTLD = "/lib64/ld-linux-x86-64.so.2"
 VDSO = "linux-vdso.so.1"

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ldscope.elf.archive import AR_MAGIC, Archive, is_archive
+from ldscope.elf._archive import AR_MAGIC, Archive, is_archive
 from ldscope.errors import InputFormatError
 
 HAVE_GCC = shutil.which("gcc") is not None and shutil.which("ar") is not None

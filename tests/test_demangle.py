@@ -1,4 +1,4 @@
-"""Tests for ldscope.demangle: c++filt-compatible C++ and Rust demangling."""
+"""Tests for ldscope.cxx._demangle: c++filt-compatible C++ and Rust demangling."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldscope.demangle import backend_versions, demangle, demangle_many, is_mangled
+from ldscope.cxx._demangle import backend_versions, demangle, demangle_many, is_mangled
 
 CXXFILT = shutil.which("c++filt")
 NM = shutil.which("nm")

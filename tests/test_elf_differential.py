@@ -25,8 +25,8 @@ import pytest
 
 from ldscope.elf import ElfFile
 from ldscope.elf import constants as C
-from ldscope.elf.relocs import relr_count
-from ldscope.elf.symbols import SymbolTable
+from ldscope.elf._relocs import relr_count
+from ldscope.elf._symbols import SymbolTable
 
 try:  # tests/ as a package (tests/__init__.py) or as plain rootdir modules
     from tests import elf_corpus as ec

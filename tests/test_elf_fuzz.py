@@ -33,9 +33,9 @@ from hypothesis import strategies as st
 
 from ldscope.elf import ElfFile
 from ldscope.elf import constants as C
-from ldscope.elf.hashlookup import HashedNames, exported_names
-from ldscope.elf.relocs import copy_relocated_symbols, relr_count
-from ldscope.elf.structs import elf_dtypes
+from ldscope.elf._hashlookup import HashedNames, exported_names
+from ldscope.elf._relocs import copy_relocated_symbols, relr_count
+from ldscope.elf._structs import elf_dtypes
 from ldscope.errors import InputFormatError
 
 try:  # tests/ as a package (tests/__init__.py) or as plain rootdir modules
@@ -529,7 +529,7 @@ _HASH_PROBE = HashedNames(["tiny_func", "tiny_data", "tiny_helper", "main", "put
 
 def _touch_image(elf: ElfFile) -> object:
     """The loader's per-file facts, including the arrays binding uses."""
-    from ldscope.loader.image import ElfImage
+    from ldscope.loader._image import ElfImage
 
     image = ElfImage(elf, elf.name)
     return (image.reference_arrays, image.definition_arrays, image.references, image.definitions,
@@ -548,7 +548,7 @@ def _touch_dynamic(elf: ElfFile) -> object:
 def _touch_table(table: object) -> object:
     if table is None:
         return None
-    from ldscope.elf.symbols import SymbolTable
+    from ldscope.elf._symbols import SymbolTable
 
     assert isinstance(table, SymbolTable)
     n = len(table)

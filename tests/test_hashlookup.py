@@ -17,7 +17,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from ldscope.elf import ElfFile
-from ldscope.elf.hashlookup import HashedNames, exported_names, gnu_hash, sysv_hash
+from ldscope.elf._hashlookup import HashedNames, exported_names, gnu_hash, sysv_hash
 from tests.conftest import run
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ldscope.errors import InputFormatError
-from ldscope.loader import platform as P
-from ldscope.loader.ldcache import (
+from ldscope.system import _platform as P
+from ldscope.system._ldcache import (
     CACHE_EXTENSION_MAGIC,
     DL_CACHE_HWCAP_EXTENSION,
     CacheLookupContext,
@@ -461,7 +461,7 @@ def _reference_pick(cache: LdCache, group: list[int], ctx: CacheLookupContext,
 
 
 def test_ranking_equals_repeated_glibc_scan() -> None:
-    from ldscope.loader.ldcache import _hwcaps_priorities
+    from ldscope.system._ldcache import _hwcaps_priorities
 
     rng = random.Random(99)
     names = ["x86-64-v2", "x86-64-v3", "x86-64-v4"]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.loader.ldconf import read_ld_so_conf, resolve_in_root
-from ldscope.loader.platform import default_search_dirs
+from ldscope.system._ldconf import read_ld_so_conf, resolve_in_root
+from ldscope.system._platform import default_search_dirs
 
 needs_ldconfig = pytest.mark.skipif(shutil.which("ldconfig") is None, reason="needs ldconfig")
 DEBIAN_X86_64 = os.path.isdir("/lib/x86_64-linux-gnu") and os.uname().machine == "x86_64"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldscope.elf.ldscript import (
+from ldscope.elf._ldscript import (
     LinkerScript,
     looks_like_linker_script,
     parse_linker_script,

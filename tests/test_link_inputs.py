@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.linker.api import build_report, link_report
-from ldscope.linker.cmdline import CommandLineError, resolve_link_line, split_quoted
-from ldscope.linker.driver import fallback_linker_argv
-from ldscope.linker.logparse import find_link_in_log
-from ldscope.linker.options import parse_linker_argv
+from ldscope.analysis._link import build_report, link_report
+from ldscope.linker.frontend._cmdline import CommandLineError, resolve_link_line, split_quoted
+from ldscope.linker.frontend._driver import fallback_linker_argv
+from ldscope.linker.frontend._logparse import find_link_in_log
+from ldscope.linker.frontend._options import parse_linker_argv
 from tests.link_cases import order_case, sh
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc needed")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.linker.api import build_report, predict_link_facts
-from ldscope.linker.cmdline import resolve_link_line
-from ldscope.linker.confirm import run_linker
+from ldscope.analysis._link import build_report, predict_link_facts
+from ldscope.fixes._confirm import run_linker
+from ldscope.linker.frontend._cmdline import resolve_link_line
 from tests.link_cases import (
     as_needed_case,
     cxx11_abi_case,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ldscope.analysis._link import build_report
 from ldscope.cli import cli
-from ldscope.linker.api import build_report
-from ldscope.linker.cmdline import resolve_link_line
-from ldscope.linker.logparse import find_link_in_log
+from ldscope.linker.frontend._cmdline import resolve_link_line
+from ldscope.linker.frontend._logparse import find_link_in_log
 from tests.link_oracle import parse
 
 CARGO = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ldscope.analysis._load import LoadOptions, simulate_load
 from ldscope.cli import cli
-from ldscope.loader.api import LoadOptions, simulate_load
 from tests.conftest import run
 
 

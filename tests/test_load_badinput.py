@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ldscope.analysis._load import LoadOptions, simulate_load
 from ldscope.errors import InputFormatError
-from ldscope.loader.api import LoadOptions, simulate_load
-from ldscope.loader.environment import make_environment
-from ldscope.loader.simulate import LoaderModel
+from ldscope.loader._environment import make_environment
+from ldscope.loader._simulate import LoaderModel
 from tests.conftest import run
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.loader.api import LoadOptions, simulate_load
-from ldscope.loader.results import Problem
+from ldscope.analysis._load import LoadOptions, simulate_load
+from ldscope.loader._results import Problem
 from tests.conftest import run
 
 
@@ -167,7 +167,7 @@ def test_similar_c_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("flags", [(), ("-Wl,-z,now",)])
 def test_report_text_groups_by_cause(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    from ldscope.report.load_text import render_load_text
+    from ldscope.report._load_text import render_load_text
 
     exe = build_pair(
         tmp_path, "grp",
@@ -189,10 +189,10 @@ def test_mangled_name_filter_keeps_every_definition_of_the_function() -> None:
     import glob
     import random
 
-    from ldscope.demangle import demangle_many
+    from ldscope.cxx._demangle import demangle_many
+    from ldscope.cxx._signature import parse_signature
     from ldscope.elf import ElfFile
-    from ldscope.nearmiss_index import _mangled_tokens
-    from ldscope.signature import parse_signature
+    from ldscope.explain._load_index import _mangled_tokens
 
     libs = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libstdc++.so.6*"))[-1:]
     others = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/lib*.so.*"))

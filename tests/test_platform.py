@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.loader import platform as P
-from ldscope.loader.ldcache import CacheLookupContext
+from ldscope.system import _platform as P
+from ldscope.system._ldcache import CacheLookupContext
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
 HOST_X86_64 = os.uname().machine == "x86_64" and os.path.exists(LDSO)

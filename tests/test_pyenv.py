@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.scan.pyenv import _metadata_headers, normalize_name, read_distributions
+from ldscope.system._python import _metadata_headers, normalize_name, read_distributions
 
 
 def _metadata_files() -> list[str]:

@@ -292,7 +292,7 @@ def test_file_targets_run_as_one_batch(tree: Path, tmp_path: Path, monkeypatch: 
     """Files named one by one: each is its own target (no duplicate-SONAME finding across
     them, unlike the directory), they run as one batch, and forked workers (-j 2, made to
     fork however small the batch) report exactly what one process does."""
-    import ldscope.scan.runner as runner
+    import ldscope.scan._runner as runner
 
     (tmp_path / "p.c").write_text("extern int ok(void);\nint main(void) { return ok(); }\n")
     programs = []

@@ -1,4 +1,4 @@
-"""Tests for ldscope.signature: parsing c++filt output and explaining signature differences."""
+"""Tests for ldscope.cxx._signature: parsing c++filt output and explaining signature differences."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldscope.demangle import demangle, demangle_many
-from ldscope.signature import (
+from ldscope.cxx._demangle import demangle, demangle_many
+from ldscope.cxx._signature import (
     DIFFERENCE_KINDS,
     Signature,
     SignatureDifference,

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ldscope.elf.strings as strings_module
-from ldscope.elf.strings import StringTable
+import ldscope.elf._strings as strings_module
+from ldscope.elf._strings import StringTable
 
 
 def reference(table: bytes, offset: int) -> str:

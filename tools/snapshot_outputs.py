@@ -293,7 +293,10 @@ def cases(fx: Path) -> list[tuple[str, list[str]]]:
 
 API_SCRIPT = r"""
 import json, sys
-from ldscope.linker import link_report
+try:
+    from ldscope.analysis import link_report
+except ImportError:  # before the architecture change
+    from ldscope.linker import link_report
 link = sys.argv[1]
 for env in (None, {"LD_LIBRARY_PATH": link + "/deps", "PATH": "/usr/bin:/bin"}):
     r = link_report(["gcc", "usedep.o", "-L.", "-lneeds", "libbase.a", "top.o"], cwd=link, env=env, fix=True)

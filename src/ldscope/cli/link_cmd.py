@@ -49,16 +49,16 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
 
     Exit status: 0 predicted to link, 1 predicted to fail, 2 usage or input error.
     """
-    from ldscope.linker.api import build_report
-    from ldscope.linker.cmdline import CommandLineError, resolve_link_line
-    from ldscope.linker.report import render_text, report_json, report_sarif
-    from ldscope.report.jsonout import dumps
+    from ldscope.analysis._link import build_report
+    from ldscope.linker.frontend._cmdline import CommandLineError, resolve_link_line
+    from ldscope.report._json import dumps
+    from ldscope.report._link import render_text, report_json, report_sarif
 
     if bool(command) == bool(from_log):
         raise click.UsageError("give either a command after `--` or --from-log FILE")
     try:
         if from_log:
-            from ldscope.linker.logparse import find_link_in_log
+            from ldscope.linker.frontend._logparse import find_link_in_log
 
             text = _read_log(from_log)
             found = find_link_in_log(text, cwd)

@@ -56,9 +56,9 @@ def load(
 
     Exit status: 0 it loads, 1 it would fail, 2 usage or input error.
     """
-    from ldscope.loader.api import LoadOptions, load_report_json, simulate_load
-    from ldscope.report.jsonout import dumps
-    from ldscope.report.load_text import render_load_text
+    from ldscope.analysis._load import LoadOptions, load_report_json, simulate_load
+    from ldscope.report._json import dumps
+    from ldscope.report._load_text import render_load_text
 
     check_env_assignments(env)
     options = LoadOptions(

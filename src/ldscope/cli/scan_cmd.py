@@ -59,10 +59,10 @@ def scan(
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error
     (a target that does not exist, a corrupt wheel).
     """
-    from ldscope.report.jsonout import dumps
-    from ldscope.report.scan_report import failing, render_json, render_junit, render_sarif, render_text
-    from ldscope.scan.engine import run_scan
-    from ldscope.scan.runner import ScanSettings
+    from ldscope.report._json import dumps
+    from ldscope.report._scan import failing, render_json, render_junit, render_sarif, render_text
+    from ldscope.scan._engine import run_scan
+    from ldscope.scan._runner import ScanSettings
 
     check_env_assignments(env)
     settings = ScanSettings(

@@ -59,10 +59,10 @@ def symbols(
             pattern = re.compile(grep)
         except re.error as exc:
             raise click.BadParameter(f"not a valid regular expression: {exc}", param_hint="--grep") from None
-    from ldscope.listing import ListingOptions, TableListing
-    from ldscope.report.jsonout import dumps
-    from ldscope.report.symbols_text import render_json, render_text
-    from ldscope.symbol_sources import collect_listings
+    from ldscope.inspect._listing import ListingOptions, TableListing
+    from ldscope.inspect._sources import collect_listings
+    from ldscope.report._json import dumps
+    from ldscope.report._symbols_text import render_json, render_text
 
     options = ListingOptions(table, defined_only, undefined_only, demangle, pattern)
     listings: list[TableListing] = []

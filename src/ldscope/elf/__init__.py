@@ -1,7 +1,7 @@
 """Readers for the native file formats ldscope analyses (ELF, ar archives, ld scripts)."""
 
-from ldscope.elf.file import ElfFile, Section, is_elf
-from ldscope.elf.symbols import Symbol, SymbolTable
+from ldscope.elf._file import ElfFile, Section, is_elf
+from ldscope.elf._symbols import Symbol, SymbolTable
 from ldscope.errors import ElfFormatError, InputFormatError
 
 __all__ = [

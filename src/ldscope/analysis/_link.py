@@ -1,0 +1,126 @@
+"""The Python API of the link simulation (`ldscope link`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ldscope.analysis._link_results import InputSummary, LinkError, LinkReport, TraceEntry
+from ldscope.explain._link import Explainer
+from ldscope.fixes._link import evaluate
+from ldscope.linker._simulate import Simulation, simulate_argv
+from ldscope.linker.frontend._cmdline import LinkLine, resolve_link_line
+from ldscope.linker.inputs._facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
+
+_PARTIAL_KINDS = ("missing-input", "corrupt-input")
+
+
+def simulate_command(argv: Sequence[str], cwd: str | None = None, linker: str | None = None,
+                     env: Mapping[str, str] | None = None) -> Simulation:
+    """Simulate a driver or linker command line."""
+    line = resolve_link_line(list(argv), cwd=cwd, linker=linker, env=env)
+    return simulate_argv(line, env=env)
+
+
+def predict_link_facts(argv: Sequence[str], cwd: str, linker: str | None = None
+                       ) -> tuple[bool, list[tuple[str, str | None, str | None, str]]]:
+    """(links?, [(kind, symbol, referrer, input spec)]) of the errors the linker would print."""
+    sim = simulate_command(argv, cwd=cwd, linker=linker)
+    out: list[tuple[str, str | None, str | None, str]] = []
+    units = sim.outcome.units
+    inputs = {i.seq: i for i in sim.resolved.inputs}
+    for e in sim.outcome.errors:
+        if not e.shown:
+            continue
+        ref = units[e.uid].display if e.uid is not None and e.uid >= 0 else None
+        spec = ""
+        if e.input_seq is not None and e.input_seq in inputs:
+            inp = inputs[e.input_seq]
+            spec = inp.spec if inp.path is None else inp.display
+        out.append((e.kind, e.key, ref, spec))
+    return sim.links, out
+
+
+def _inputs(sim: Simulation) -> tuple[InputSummary, ...]:
+    out: list[InputSummary] = []
+    for i in sim.resolved.inputs:
+        kind = {ObjectFacts: "object", SharedFacts: "shared", ArchiveFacts: "archive"}.get(
+            type(i.facts), "missing" if i.path is None else "other")
+        flags = tuple(name for name, on in (
+            ("as-needed", i.as_needed), ("whole-archive", i.whole_archive),
+            ("copy-dt-needed-entries", i.copy_dt_needed), ("static", i.static_only),
+            ("group", bool(i.groups))) if on)
+        out.append(InputSummary(i.position, i.spec, i.path, kind, flags, i.problem))
+    return tuple(out)
+
+
+def _member_problems(sim: Simulation) -> list[str]:
+    notes: list[str] = []
+    for (seq, m), uid in sim.outcome.extracted.items():
+        if uid != -1:
+            continue
+        inp = next((i for i in sim.resolved.inputs if i.seq == seq), None)
+        if inp is not None and isinstance(inp.facts, ArchiveFacts):
+            got = inp.facts.member(m)
+            if isinstance(got, MemberProblem):
+                notes.append(f"{inp.display}({got.name}): {got.reason}")
+    return notes
+
+
+def backref_notes(sim: Simulation) -> list[str]:
+    """lld/mold: where the link depends on going back to an earlier archive (--warn-backrefs)."""
+    if sim.policy.ordered or not sim.outcome.backrefs:
+        return []
+    inputs = {i.seq: i for i in sim.resolved.inputs}
+    notes: list[str] = []
+    for key, who, seq in sim.outcome.backrefs[:8]:
+        arc = inputs.get(seq)
+        if arc is not None:
+            notes.append(f"backward reference: `{key}' referenced by {who} is defined in "
+                         f"{arc.display} (argument {arc.position}), which comes before it "
+                         "(lld --warn-backrefs would warn)")
+    bfd = simulate_argv(sim.line, linker="bfd")
+    if sim.links and not bfd.links:
+        n = sum(1 for e in bfd.outcome.errors if e.shown)
+        notes.insert(0, f"this line links with {sim.policy.label} only because it ignores archive "
+                        f"order: GNU ld (bfd) would fail with {n} error(s); reorder the archives "
+                        "or group them to be portable")
+    return notes
+
+
+def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool = False,
+                 confirm: bool = False, search: bool = True) -> LinkReport:
+    """Simulate, explain, and (if asked) find and confirm fixes."""
+    sim = simulate_argv(line, env=env)
+    errors: tuple[LinkError, ...] = Explainer(sim, search=search).explain()
+    fixes = evaluate(sim, errors) if (fix or confirm) and not sim.links else ()
+    confirmation = None
+    if confirm:
+        from ldscope.fixes._confirm import confirm as run_confirm
+
+        confirmation, fixes = run_confirm(line.argv, sim.policy.name, line.cwd, sim.links, fixes)
+    notes = [*line.notes, *sim.resolved.notes,
+             f"default search directories: {sim.resolved.default_dirs_source}", *backref_notes(sim)]
+    partial_reasons = [e.message for e in errors if e.kind in _PARTIAL_KINDS]
+    member_notes = _member_problems(sim)
+    partial = bool(partial_reasons or member_notes)
+    if partial:
+        notes.append("partial: the simulation continued without inputs it could not read")
+    warnings = [*sim.parsed.warnings, *sim.resolved.warnings, *sim.outcome.warnings, *member_notes]
+    warnings += [e.message for e in errors if e.kind == "undefined-warning"]
+    trace = tuple(TraceEntry(t.action, t.target, t.position if t.position is not None and t.position >= 0 else None,
+                             t.symbol, t.by) for t in sim.outcome.trace)
+    return LinkReport(
+        linker=sim.policy.name, argv=line.argv, original=line.original, cwd=line.cwd,
+        source=line.source, output_kind=sim.kind, links=sim.links, partial=partial,
+        errors=tuple(e for e in errors if e.kind != "undefined-warning"),
+        warnings=tuple(dict.fromkeys(warnings)), notes=tuple(dict.fromkeys(notes)), fixes=fixes,
+        trace=trace, inputs=_inputs(sim), confirmation=confirmation,
+    )
+
+
+def link_report(argv: Sequence[str], cwd: str | None = None, linker: str | None = None,
+                env: Mapping[str, str] | None = None, fix: bool = False, confirm: bool = False,
+                use_driver: bool = True, search: bool = True) -> LinkReport:
+    """The full report for a command line (driver, linker or @response file)."""
+    line = resolve_link_line(list(argv), cwd=cwd, linker=linker, env=env, use_driver=use_driver)
+    return build_report(line, env=env, fix=fix, confirm=confirm, search=search)

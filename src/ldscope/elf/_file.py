@@ -1,0 +1,530 @@
+"""ElfFile: one ELF object read through mmap, its tables exposed as numpy views on demand."""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ldscope.elf import constants as C
+from ldscope.elf._dynamic import DynamicInfo, decode_dynamic
+from ldscope.elf._hashes import dynsym_count_from_hashes
+from ldscope.elf._notes import find_build_id, read_comdat_groups, read_debuglink, read_notes
+from ldscope.elf._relocs import (
+    RelocationTable,
+    read_dynamic_relocations,
+    read_relr_words,
+    read_section_relocations,
+    reference_kinds,
+)
+from ldscope.elf._strings import RawBuffer, StringTable, ViewBuffer, WindowBuffer
+from ldscope.elf._structs import elf_dtypes
+from ldscope.elf._symbols import SymbolTable
+from ldscope.elf._versions import (
+    SymbolVersions,
+    VersionDefinition,
+    VersionRequirement,
+    parse_verdef,
+    parse_verneed,
+)
+from ldscope.errors import InputFormatError
+
+ELF_MAGIC = b"\x7fELF"
+
+
+def is_elf(first_bytes: bytes) -> bool:
+    """True if the bytes start with the ELF magic."""
+    return first_bytes[:4] == ELF_MAGIC
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A section header, decoded."""
+
+    index: int
+    name: str
+    type: int
+    flags: int
+    addr: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    entsize: int
+
+
+class ElfFile:
+    """An ELF file (or an ELF member inside an archive) read without copying.
+
+    Construction validates the ELF header and the section and program header tables;
+    everything else (dynamic section, symbol tables, versions, relocations, notes) is read
+    on first access. Malformed input raises InputFormatError, never anything else.
+    """
+
+    def __init__(
+        self, raw: RawBuffer | memoryview, name: str, base: int = 0, size: int | None = None
+    ) -> None:
+        self.name = name
+        if isinstance(raw, memoryview):
+            raw = ViewBuffer(raw)
+        self._raw: RawBuffer = raw
+        self._buffer: Any = getattr(raw, "buffer", raw)
+        self.base = base
+        self.size = (len(raw) - base) if size is None else size
+        self._mmap: mmap.mmap | None = None
+        if self.size < 16 or raw[base : base + 4] != ELF_MAGIC:
+            raise InputFormatError(name, "not an ELF file (no \\x7fELF magic)", 0)
+        ident = raw[base : base + 16]
+        if ident[4] not in (C.ELFCLASS32, C.ELFCLASS64):
+            raise InputFormatError(name, f"unknown ELF class {ident[4]}", 4)
+        if ident[5] not in (C.ELFDATA2LSB, C.ELFDATA2MSB):
+            raise InputFormatError(name, f"unknown ELF data encoding {ident[5]}", 5)
+        self.elf_class = ident[4]
+        self.is64 = ident[4] == C.ELFCLASS64
+        self.little_endian = ident[5] == C.ELFDATA2LSB
+        self.osabi = ident[7]
+        self.dtypes = elf_dtypes(self.is64, self.little_endian)
+        ehdr = self.array(0, self.dtypes["ehdr"], 1, "ELF header")[0]
+        self.e_type = int(ehdr["e_type"])
+        self.e_machine = int(ehdr["e_machine"])
+        self.e_flags = int(ehdr["e_flags"])
+        self.entry = int(ehdr["e_entry"])
+        self._ehdr = ehdr
+        self.section_headers = self._read_section_headers()
+        self.program_headers = self._read_program_headers()
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], display_name: str | None = None) -> ElfFile:
+        """Open and mmap a file read-only (OSError propagates for unreadable files)."""
+        name = display_name if display_name is not None else os.fspath(path)
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                raise InputFormatError(name, "empty file", 0)
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            elf = cls(mm, name)
+        except BaseException:
+            try:
+                mm.close()
+            except BufferError:
+                pass  # views made before the error (held by the traceback) pin the mapping
+            raise
+        elf._mmap = mm
+        return elf
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "<bytes>") -> ElfFile:
+        """Parse an in-memory image."""
+        return cls(data, name)
+
+    def close(self) -> None:
+        """Release the mapping (views into it must no longer be used)."""
+        if self._mmap is not None:
+            try:
+                self._mmap.close()
+            except BufferError:
+                pass  # numpy views still alive; the mapping goes away with them
+            self._mmap = None
+
+    def __enter__(self) -> ElfFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ raw access
+    def array(self, offset: int, dtype: np.dtype, count: int, what: str) -> np.ndarray:
+        """A bounds-checked numpy view of `count` records at file offset `offset`."""
+        if count < 0 or offset < 0 or offset + count * dtype.itemsize > self.size:
+            raise InputFormatError(
+                self.name,
+                f"{what} ({count} × {dtype.itemsize} bytes) extends past the end of the file",
+                offset,
+            )
+        if count == 0:
+            return np.zeros(0, dtype=dtype)
+        return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
+
+    def read_bytes(self, offset: int, length: int, what: str = "data") -> bytes:
+        """Bytes at a file offset, bounds-checked."""
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
+        return self._raw[self.base + offset : self.base + offset + length]
+
+    def string_table(self, offset: int, size: int, what: str = "string table") -> StringTable:
+        """A string table at a file offset, bounds-checked."""
+        if offset < 0 or size < 0 or offset + size > self.size:
+            raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
+        return StringTable(self._raw, self.base + offset, size)
+
+    # ------------------------------------------------------------- headers
+    def _read_section_headers(self) -> np.ndarray:
+        shoff = int(self._ehdr["e_shoff"])
+        shnum = int(self._ehdr["e_shnum"])
+        shentsize = int(self._ehdr["e_shentsize"])
+        dtype = self.dtypes["shdr"]
+        if shoff == 0:
+            return np.zeros(0, dtype=dtype)
+        if shentsize != dtype.itemsize:
+            raise InputFormatError(self.name, f"bad section header size {shentsize}", 0)
+        if shnum == 0:
+            # Extended numbering: the real count is in section 0's sh_size.
+            first = self.array(shoff, dtype, 1, "section header 0")
+            shnum = int(first[0]["sh_size"])
+            if shnum == 0:
+                return np.zeros(0, dtype=dtype)
+        return self.array(shoff, dtype, shnum, "section header table")
+
+    def _read_program_headers(self) -> np.ndarray:
+        phoff = int(self._ehdr["e_phoff"])
+        phnum = int(self._ehdr["e_phnum"])
+        dtype = self.dtypes["phdr"]
+        if phoff == 0 or phnum == 0:
+            return np.zeros(0, dtype=dtype)
+        if int(self._ehdr["e_phentsize"]) != dtype.itemsize:
+            raise InputFormatError(self.name, "bad program header size", 0)
+        if phnum == 0xFFFF and len(self.section_headers):
+            phnum = int(self.section_headers[0]["sh_info"])
+        return self.array(phoff, dtype, phnum, "program header table")
+
+    @property
+    def type_name(self) -> str:
+        """REL, EXEC, DYN, CORE or a number."""
+        return C.ELF_TYPE_NAMES.get(self.e_type, str(self.e_type))
+
+    @property
+    def machine(self) -> str:
+        """Machine name: x86_64, aarch64, ppc64le, s390x, i386, arm, riscv64, ..."""
+        return C.machine_name(self.e_machine, self.elf_class, self.little_endian)
+
+    @cached_property
+    def _shstrtab(self) -> StringTable | None:
+        if not len(self.section_headers):
+            return None
+        index = int(self._ehdr["e_shstrndx"])
+        if index == C.SHN_XINDEX:
+            index = int(self.section_headers[0]["sh_link"])
+        if index == 0 or index >= len(self.section_headers):
+            return None
+        sh = self.section_headers[index]
+        return self.string_table(int(sh["sh_offset"]), int(sh["sh_size"]), "section name table")
+
+    @cached_property
+    def sections(self) -> tuple[Section, ...]:
+        """All section headers, decoded (names included)."""
+        strtab = self._shstrtab
+        result = []
+        for i, sh in enumerate(self.section_headers.tolist()):
+            name_off, sh_type, flags, addr, off, size, link, info, _align, entsize = sh
+            name = strtab.get(name_off) if strtab is not None else ""
+            result.append(Section(i, name, sh_type, flags, addr, off, size, link, info, entsize))
+        return tuple(result)
+
+    def section_by_name(self, name: str) -> Section | None:
+        """The first section with this name."""
+        for s in self.sections:
+            if s.name == name:
+                return s
+        return None
+
+    def sections_of_type(self, sh_type: int) -> list[int]:
+        """Indices of the sections of one type, in order."""
+        return list(self._sections_by_type.get(sh_type, ()))
+
+    @cached_property
+    def _sections_by_type(self) -> dict[int, list[int]]:
+        by_type: dict[int, list[int]] = {}
+        if len(self.section_headers):
+            for index, sh_type in enumerate(self.section_headers["sh_type"].tolist()):
+                by_type.setdefault(sh_type, []).append(index)
+        return by_type
+
+    @cached_property
+    def _load_segments(self) -> list[tuple[int, int, int]]:
+        """(p_vaddr, p_filesz, p_offset) of every PT_LOAD, as Python ints (read once)."""
+        headers = self.program_headers
+        if not len(headers):
+            return []
+        loads = np.flatnonzero(headers["p_type"] == C.PT_LOAD)
+        return list(zip(headers["p_vaddr"][loads].tolist(), headers["p_filesz"][loads].tolist(),
+                        headers["p_offset"][loads].tolist()))
+
+    def vaddr_to_offset(self, vaddr: int, length: int = 0) -> int | None:
+        """File offset of a virtual address via the PT_LOAD segments (None if unmapped)."""
+        for start, filesz, offset in self._load_segments:
+            if start <= vaddr and vaddr + length <= start + filesz:
+                return vaddr - start + offset
+        return None
+
+    def _segment(self, p_type: int) -> np.void | None:
+        for ph in self.program_headers:
+            if int(ph["p_type"]) == p_type:
+                return ph
+        return None
+
+    # ------------------------------------------------------------- dynamic
+    @cached_property
+    def _dynamic_entries(self) -> np.ndarray | None:
+        dtype = self.dtypes["dyn"]
+        ph = self._segment(C.PT_DYNAMIC)
+        if ph is not None:
+            offset, size = int(ph["p_offset"]), int(ph["p_filesz"])
+        else:
+            secs = self.sections_of_type(C.SHT_DYNAMIC)
+            if not secs:
+                return None
+            sh = self.section_headers[secs[0]]
+            if int(sh["sh_type"]) == C.SHT_NOBITS:
+                return None
+            offset, size = int(sh["sh_offset"]), int(sh["sh_size"])
+        return self.array(offset, dtype, size // dtype.itemsize, "dynamic section")
+
+    @cached_property
+    def _dynamic_tags(self) -> dict[int, int]:
+        """Tag -> value of the first entry of each tag before DT_NULL (as ld.so reads them)."""
+        entries = self._dynamic_entries
+        if entries is None:
+            return {}
+        tags = entries["d_tag"].tolist()
+        values = entries["d_val"].tolist()
+        first: dict[int, int] = {}
+        for tag, value in zip(tags, values):
+            if tag == C.DT_NULL:
+                break
+            first.setdefault(tag, value)
+        return first
+
+    def dynamic_tag(self, tag: int) -> int | None:
+        """The value of the first `tag` entry of the dynamic section, None if absent."""
+        return self._dynamic_tags.get(tag)
+
+    def dynamic_offset(self, tag: int, what: str, length: int = 0) -> int | None:
+        addr = self.dynamic_tag(tag)
+        if addr is None:
+            return None
+        off = self.vaddr_to_offset(addr, length)
+        if off is None:
+            # Prelinked-less ET_REL objects have no segments; treat addresses as offsets only
+            # when there are no program headers at all.
+            if not len(self.program_headers):
+                return addr
+            raise InputFormatError(self.name, f"{what} address {addr:#x} is not in any segment")
+        return off
+
+    @cached_property
+    def dynstr(self) -> StringTable | None:
+        """The dynamic string table (.dynstr / DT_STRTAB)."""
+        secs = self.sections_of_type(C.SHT_DYNSYM)
+        if secs:
+            link = int(self.section_headers[secs[0]]["sh_link"])
+            if 0 < link < len(self.section_headers):
+                sh = self.section_headers[link]
+                return self.string_table(int(sh["sh_offset"]), int(sh["sh_size"]), ".dynstr")
+        size = self.dynamic_tag(C.DT_STRSZ)
+        off = self.dynamic_offset(C.DT_STRTAB, "DT_STRTAB", size or 0)
+        if off is None or size is None:
+            return None
+        return self.string_table(off, size, "DT_STRTAB")
+
+    @cached_property
+    def dynamic(self) -> DynamicInfo | None:
+        """The decoded dynamic section, read from PT_DYNAMIC (None for static files)."""
+        entries = self._dynamic_entries
+        if entries is None:
+            return None
+        strtab = self.dynstr
+        if strtab is None:
+            raise InputFormatError(self.name, "dynamic section without a string table")
+        return decode_dynamic(entries, strtab.get)
+
+    @cached_property
+    def interpreter(self) -> str | None:
+        """PT_INTERP contents (the requested dynamic loader)."""
+        ph = self._segment(C.PT_INTERP)
+        if ph is None:
+            return None
+        data = self.read_bytes(int(ph["p_offset"]), int(ph["p_filesz"]), "PT_INTERP")
+        return data.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+
+    # ------------------------------------------------------------- symbols
+    def _symbol_table_from_section(self, index: int, kind: str) -> SymbolTable:
+        sh = self.section_headers[index]
+        dtype = self.dtypes["sym"]
+        if int(sh["sh_type"]) == C.SHT_NOBITS:
+            raise InputFormatError(self.name, f"{kind} has no data (SHT_NOBITS)")
+        entries = self.array(
+            int(sh["sh_offset"]), dtype, int(sh["sh_size"]) // dtype.itemsize, kind
+        )
+        link = int(sh["sh_link"])
+        if not 0 < link < len(self.section_headers):
+            raise InputFormatError(self.name, f"{kind} links to bad string table {link}")
+        strsh = self.section_headers[link]
+        strings = self.string_table(int(strsh["sh_offset"]), int(strsh["sh_size"]), f"{kind} strings")
+        extended: np.ndarray | None = None
+        for x in self.sections_of_type(C.SHT_SYMTAB_SHNDX):
+            xsh = self.section_headers[x]
+            if int(xsh["sh_link"]) == index:
+                extended = self.array(
+                    int(xsh["sh_offset"]), self.dtypes["word"], len(entries), "SHT_SYMTAB_SHNDX"
+                )
+        self._check_names(entries, strings, kind)
+        return SymbolTable(entries, strings, kind, extended)
+
+    def _check_names(self, entries: np.ndarray, strings: StringTable, kind: str) -> None:
+        if len(entries) and int(entries["st_name"].max()) >= max(strings.size, 1):
+            bad = int(np.flatnonzero(entries["st_name"] >= max(strings.size, 1))[0])
+            raise InputFormatError(self.name, f"{kind} symbol {bad} has a name outside its table")
+
+    @cached_property
+    def dynsym(self) -> SymbolTable | None:
+        """The dynamic symbol table (from .dynsym, or from PT_DYNAMIC when sections are gone)."""
+        secs = self.sections_of_type(C.SHT_DYNSYM)
+        if secs:
+            table = self._symbol_table_from_section(secs[0], ".dynsym")
+        else:
+            if self.dynamic is None:
+                return None
+            off = self.dynamic_offset(C.DT_SYMTAB, "DT_SYMTAB")
+            count = dynsym_count_from_hashes(self)
+            strings = self.dynstr
+            if off is None or count is None or strings is None:
+                return None
+            entries = self.array(off, self.dtypes["sym"], count, "DT_SYMTAB")
+            self._check_names(entries, strings, "DT_SYMTAB")
+            table = SymbolTable(entries, strings, "dynsym")
+        table.versions = self.versions if self._has_versions else None
+        return table
+
+    @cached_property
+    def symtab(self) -> SymbolTable | None:
+        """The full symbol table (.symtab); None if the file is stripped."""
+        secs = self.sections_of_type(C.SHT_SYMTAB)
+        if not secs:
+            return None
+        return self._symbol_table_from_section(secs[0], ".symtab")
+
+    @property
+    def is_stripped(self) -> bool:
+        """True if there is no .symtab (or no section headers at all)."""
+        return not self.sections_of_type(C.SHT_SYMTAB)
+
+    # ------------------------------------------------------------- versions
+    @property
+    def _has_versions(self) -> bool:
+        return bool(
+            self.sections_of_type(C.SHT_GNU_VERSYM)
+            or self.dynamic_tag(C.DT_VERSYM) is not None
+        )
+
+    def _version_table_location(self, sh_type: int, tag: int, count_tag: int) -> tuple[int, int] | None:
+        secs = self.sections_of_type(sh_type)
+        if secs:
+            sh = self.section_headers[secs[0]]
+            return int(sh["sh_offset"]), int(sh["sh_info"])
+        off = self.dynamic_offset(tag, hex(tag))
+        count = self.dynamic_tag(count_tag)
+        if off is None or count is None:
+            return None
+        return off, count
+
+    @cached_property
+    def version_definitions(self) -> tuple[VersionDefinition, ...]:
+        """verdef entries (including the VER_FLG_BASE one)."""
+        loc = self._version_table_location(C.SHT_GNU_VERDEF, C.DT_VERDEF, C.DT_VERDEFNUM)
+        if loc is None or self.dynstr is None:
+            return ()
+        return parse_verdef(
+            self.window(), self.name, loc[0], loc[1], self.dynstr,
+            self.little_endian,
+        )
+
+    @cached_property
+    def version_requirements(self) -> tuple[VersionRequirement, ...]:
+        """vernaux entries: (file, version name, index, flags)."""
+        loc = self._version_table_location(C.SHT_GNU_VERNEED, C.DT_VERNEED, C.DT_VERNEEDNUM)
+        if loc is None or self.dynstr is None:
+            return ()
+        return parse_verneed(
+            self.window(), self.name, loc[0], loc[1], self.dynstr,
+            self.little_endian,
+        )
+
+    @cached_property
+    def versions(self) -> SymbolVersions:
+        """Version resolution for .dynsym entries."""
+        versym: np.ndarray | None = None
+        half = self.dtypes["half"]
+        secs = self.sections_of_type(C.SHT_GNU_VERSYM)
+        if secs:
+            sh = self.section_headers[secs[0]]
+            versym = self.array(int(sh["sh_offset"]), half, int(sh["sh_size"]) // 2, ".gnu.version")
+        else:
+            off = self.dynamic_offset(C.DT_VERSYM, "DT_VERSYM")
+            if off is not None:
+                count = dynsym_count_from_hashes(self)
+                if count is not None:
+                    versym = self.array(off, half, count, "DT_VERSYM")
+        return SymbolVersions(versym, self.version_definitions, self.version_requirements)
+
+    # ----------------------------------------------------------- relocations
+    @cached_property
+    def dynamic_relocations(self) -> tuple[RelocationTable, ...]:
+        """Dynamic relocation tables (DT_RELA/DT_REL/DT_JMPREL), read from PT_DYNAMIC."""
+        return read_dynamic_relocations(self)
+
+    @cached_property
+    def section_relocations(self) -> tuple[tuple[Section, RelocationTable], ...]:
+        """Relocation sections (SHT_REL/SHT_RELA), e.g. of relocatable objects."""
+        return read_section_relocations(self)
+
+    @cached_property
+    def relr_words(self) -> np.ndarray:
+        """The RELR table's raw words (DT_RELR), empty if absent."""
+        return read_relr_words(self)
+
+    @cached_property
+    def symbol_reference_kinds(self) -> np.ndarray:
+        """Per .dynsym index: 0 unreferenced, 1 PLT only (lazy), 2 bound at load."""
+        dynsym = self.dynsym
+        count = len(dynsym) if dynsym is not None else 0
+        return reference_kinds(list(self.dynamic_relocations), count, self.e_machine)
+
+    # ---------------------------------------------------------------- notes
+    @cached_property
+    def notes(self) -> list[tuple[str, int, bytes]]:
+        """All notes from PT_NOTE segments (or SHT_NOTE sections when there are none)."""
+        return read_notes(self)
+
+    @cached_property
+    def build_id(self) -> str | None:
+        """The GNU build-id as hex, if present."""
+        return find_build_id(self.notes)
+
+    @cached_property
+    def debuglink(self) -> tuple[str, int] | None:
+        """(.gnu_debuglink file name, CRC32) if present."""
+        return read_debuglink(self)
+
+    @cached_property
+    def comdat_groups(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """(signature symbol name, member section indices) for each COMDAT group."""
+        return read_comdat_groups(self)
+
+    def window(self) -> WindowBuffer:
+        """This file's bytes as a RawBuffer with offsets relative to the file start."""
+        return WindowBuffer(self._raw, self.base, self.size)
+
+    def describe(self) -> dict[str, Any]:
+        """A short dict identity of the file: class, endianness, machine, type."""
+        return {
+            "class": 64 if self.is64 else 32,
+            "endian": "little" if self.little_endian else "big",
+            "machine": self.machine,
+            "type": self.type_name,
+        }

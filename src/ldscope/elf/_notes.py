@@ -1,0 +1,103 @@
+"""ELF notes: the GNU build-id, and the .gnu_debuglink section."""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING
+
+from ldscope.elf import constants as C
+from ldscope.elf.constants import NT_GNU_BUILD_ID
+from ldscope.errors import InputFormatError
+
+if TYPE_CHECKING:
+    from ldscope.elf._file import ElfFile
+from ldscope.elf._strings import RawBuffer
+
+
+def iter_notes(
+    raw: RawBuffer, start: int, size: int, little: bool, align: int = 4
+) -> list[tuple[str, int, bytes]]:
+    """(owner name, type, descriptor) for each note in [start, start+size), bounds-checked."""
+    e = "<" if little else ">"
+    notes: list[tuple[str, int, bytes]] = []
+    pos = start
+    end = min(start + size, len(raw))
+    align = 8 if align == 8 else 4
+    while pos + 12 <= end and len(notes) < 4096:
+        namesz, descsz, ntype = struct.unpack(e + "III", raw[pos : pos + 12])
+        name_start = pos + 12
+        desc_start = name_start + ((namesz + align - 1) // align) * align
+        desc_end = desc_start + descsz
+        if desc_end > end:
+            break  # truncated note: stop rather than read past the segment
+        owner = raw[name_start : name_start + namesz].rstrip(b"\0").decode("ascii", "replace")
+        notes.append((owner, ntype, raw[desc_start:desc_end]))
+        pos = desc_start + ((descsz + align - 1) // align) * align
+    return notes
+
+
+def find_build_id(notes: list[tuple[str, int, bytes]]) -> str | None:
+    """Hex build-id from a list of notes, if present."""
+    for owner, ntype, desc in notes:
+        if owner == "GNU" and ntype == NT_GNU_BUILD_ID:
+            return desc.hex()
+    return None
+
+
+def parse_debuglink(data: bytes, little: bool = True) -> tuple[str, int] | None:
+    """(file name, CRC32) from the contents of a .gnu_debuglink section."""
+    nul = data.find(b"\0")
+    if nul <= 0:
+        return None
+    name = data[:nul].decode("utf-8", "surrogateescape")
+    crc_at = (nul + 4) & ~3
+    if crc_at + 4 > len(data):
+        return name, 0
+    (crc,) = struct.unpack("<I" if little else ">I", data[crc_at : crc_at + 4])
+    return name, crc
+
+
+def read_notes(elf: ElfFile) -> list[tuple[str, int, bytes]]:
+    """All notes from PT_NOTE segments (or SHT_NOTE sections when there are none)."""
+    window = elf.window()
+    found: list[tuple[str, int, bytes]] = []
+    regions = [
+        (int(ph["p_offset"]), int(ph["p_filesz"]), int(ph["p_align"]))
+        for ph in elf.program_headers
+        if int(ph["p_type"]) == C.PT_NOTE
+    ]
+    if not regions:
+        regions = [(s.offset, s.size, 4) for s in elf.sections if s.type == C.SHT_NOTE]
+    for off, size, align in regions:
+        found.extend(iter_notes(window, off, size, elf.little_endian, align))
+    return found
+
+
+def read_debuglink(elf: ElfFile) -> tuple[str, int] | None:
+    """(.gnu_debuglink file name, CRC32) if present."""
+    sec = elf.section_by_name(".gnu_debuglink")
+    if sec is None or sec.type == C.SHT_NOBITS:
+        return None
+    return parse_debuglink(elf.read_bytes(sec.offset, sec.size, ".gnu_debuglink"), elf.little_endian)
+
+
+def read_comdat_groups(elf: ElfFile) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """(signature symbol name, member section indices) for each COMDAT group."""
+    groups = []
+    symtab = None
+    word = elf.dtypes["word"]
+    for i in elf.sections_of_type(C.SHT_GROUP):
+        sh = elf.section_headers[i]
+        words = elf.array(int(sh["sh_offset"]), word, int(sh["sh_size"]) // 4, "SHT_GROUP")
+        if len(words) > len(elf.section_headers) + 1:
+            raise InputFormatError(elf.name, f"section group {i} lists more members than there are sections")
+        if not len(words) or not int(words[0]) & C.GRP_COMDAT:
+            continue
+        if symtab is None:
+            symtab = elf.symtab
+        sig = ""
+        info = int(sh["sh_info"])
+        if symtab is not None and 0 <= info < len(symtab):
+            sig = symtab.name(info)
+        groups.append((sig, tuple(int(w) for w in words[1:].tolist())))
+    return tuple(groups)

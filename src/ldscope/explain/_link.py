@@ -1,0 +1,277 @@
+"""From raw findings to explained errors: who references what, where a definition exists,
+why it did not count, and what is almost the symbol wanted."""
+
+from __future__ import annotations
+
+from ldscope.analysis._link_results import Definition, LinkError, NearMiss
+from ldscope.cxx._demangle import demangle
+from ldscope.explain._link_lookup import Candidate, Lookup
+from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
+from ldscope.linker._messages import word
+from ldscope.linker._simulate import Simulation
+from ldscope.linker.engines._table import RawError, Unit
+from ldscope.linker.inputs._facts import ArchiveFacts, SharedFacts
+from ldscope.linker.inputs._resolve import Input
+
+_SYMBOL_KINDS = ("undefined-reference", "undefined-warning", "shlib-undefined", "dso-missing",
+                 "required-undefined")
+
+
+class Explainer:
+    """Explains the errors of one simulation."""
+
+    def __init__(self, sim: Simulation, lookup: Lookup | None = None, search: bool = True) -> None:
+        self.sim = sim
+        self.lookup = lookup or Lookup(sim)
+        self.search = search
+        self.inputs = {i.seq: i for i in sim.resolved.inputs}
+        self.label = sim.policy.label
+        self._sources: list[Source] | None = None
+
+    # ------------------------------------------------------------------ helpers
+    def arg(self, pos: int | None) -> str:
+        """`-lc (argument 29)` for an argv index."""
+        if pos is None or pos < 0 or pos >= len(self.sim.line.argv):
+            return "(not on the line)"
+        return f"{self.sim.line.argv[pos]} (argument {pos})"
+
+    def place(self, u: Unit | None) -> str:
+        """`a.o (argument 5)` or `libx.a(m.o) (-lx (argument 7))`."""
+        if u is None:
+            return "the link"
+        if u.position < 0:
+            return u.display + (f" (DT_NEEDED of {u.dt_needed_by})" if u.dt_needed_by else "")
+        if self.sim.line.argv[u.position] == u.display:
+            return f"{u.display} (argument {u.position})"
+        return f"{u.display} ({self.arg(u.position)})"
+
+    def unit(self, uid: int | None) -> Unit | None:
+        """Unit by id (None for linker-made ones)."""
+        if uid is None or uid < 0:
+            return None
+        return self.sim.outcome.units[uid]
+
+    def shown_symbol(self, key: str, lib_uid: int | None = None) -> str:
+        """`name@@VER` when the defining library versions it."""
+        u = self.unit(lib_uid)
+        if u is not None and isinstance(u.facts, SharedFacts):
+            return u.facts.shown(key)
+        return key
+
+    def sources(self) -> list[Source]:
+        """Everything that could hold a near-miss: inputs, DT_NEEDED libraries, search path."""
+        if self._sources is None:
+            found: list[Source] = []
+            for inp in self.sim.resolved.inputs:
+                if isinstance(inp.facts, (SharedFacts, ArchiveFacts)):
+                    found.append((inp.display, inp.facts))
+            for u in self.sim.outcome.units:
+                if not u.is_shared and u.member is None:
+                    found.append((u.display, u.facts))
+            for path, facts, _by, _pos in self.lookup.needed_libraries():
+                found.append((path, facts))
+            self._sources = found
+        return self._sources
+
+    # ------------------------------------------------------------------ errors
+    def explain(self) -> tuple[LinkError, ...]:
+        """All errors, explained, in the order found."""
+        return tuple(self.one(e) for e in self.sim.outcome.errors)
+
+    def one(self, e: RawError) -> LinkError:
+        """One error."""
+        sim = self.sim
+        ref = self.unit(e.uid)
+        other = self.unit(e.other)
+        key = e.key
+        versioned = self.shown_symbol(key, e.other) if key and e.kind == "dso-missing" else key
+        dem = demangle(key.split("@", 1)[0]) if key else None
+        shown_sym = versioned or ""
+        if dem and e.kind != "dso-missing":
+            shown_sym = dem + (key[len(key.split("@", 1)[0]):] if key else "")
+        ref_name = ref.display if ref is not None else None
+        other_name = other.display if other is not None else None
+        detail = e.detail
+        if e.kind == "missing-input" and e.input_seq in self.inputs:
+            detail = self.inputs[e.input_seq].detail or detail
+        message = word(sim.policy.name, sim.line.linker_program, e.kind, shown_sym, ref_name,
+                       other_name, detail)
+        defs: tuple[Definition, ...] = ()
+        misses: tuple[NearMiss, ...] = ()
+        explanation = ""
+        if key and e.kind in _SYMBOL_KINDS:
+            defs = self.definitions(key, ref)
+            if not any(d.status in ("before-referrer", "dropped-as-needed", "dt-needed-only")
+                       for d in defs):
+                misses = self.near_misses(key)
+            explanation = self.explain_symbol(e, key, ref, other, defs, misses)
+        elif e.kind == "multiple-definition" and key:
+            defs, explanation = self.explain_duplicate(key, ref, other)
+        else:
+            explanation = self.explain_input(e)
+        pos = ref.position if ref is not None and ref.position >= 0 else None
+        if pos is None and e.input_seq in self.inputs:
+            pos = self.inputs[e.input_seq].position
+        return LinkError(e.kind, key, dem, versioned if versioned != key else None, ref_name, pos,
+                         defs, message, explanation, misses, e.shown, other_name)
+
+    def near_misses(self, key: str) -> tuple[NearMiss, ...]:
+        """C++ signature/ABI near-misses (anywhere) and other versions of the name (in the
+        libraries of the link and their DT_NEEDED)."""
+        out: tuple[NearMiss, ...] = ()
+        if key.startswith("_Z"):
+            search = self.lookup.search_libraries() if self.search else []
+            out = cxx_near_misses(key, [*self.sources(), *search])
+        near = [(w, f) for w, f in self.sources() if isinstance(f, SharedFacts)][:64]
+        return out + version_near_misses(key, near)
+
+    # ------------------------------------------------------------------ definitions
+    def definitions(self, key: str, ref: Unit | None) -> tuple[Definition, ...]:
+        """Where `key` is defined on the line (and why that did not count), and elsewhere."""
+        sim = self.sim
+        o = sim.outcome
+        ref_pos = ref.position if ref is not None and ref.position >= 0 else None
+        weak_only = bool(o.table.refs.get(key)) and not o.table.strong_refs.get(key)
+        out: list[Definition] = []
+        for inp in sim.resolved.inputs:
+            f = inp.facts
+            if isinstance(f, ArchiveFacts):
+                for m in self.members_defining(f, key):
+                    out.append(self.archive_definition(inp, f, m, key, ref_pos, weak_only))
+            elif isinstance(f, SharedFacts) and key in f.defs:
+                out.append(self.library_definition(inp, f, key, ref_pos))
+        explained = any(d.status in ("before-referrer", "dropped-as-needed", "weak-reference") for d in out)
+        for cand in self.lookup.where(key, search=self.search and not explained):
+            out.append(self.candidate_definition(cand))
+        return tuple(out)
+
+    def members_defining(self, f: ArchiveFacts, key: str) -> list[int]:
+        """Members an archive says define `key`."""
+        if f.has_gnu_index:
+            return [m for s, m in f.index_entries if s == key]
+        return list(f.lazy_symbols().get(key, []))
+
+    def archive_definition(self, inp: Input, f: ArchiveFacts, m: int, key: str,
+                           ref_pos: int | None, weak_only: bool) -> Definition:
+        """An archive member defining the symbol: extracted or why not."""
+        where = f"{inp.display}({f.member_names[m]})"
+        o = self.sim.outcome
+        if (inp.seq, m) in o.extracted:
+            return Definition(where, inp.position, "extracted", f"{where} is in the link")
+        if weak_only:
+            return Definition(where, inp.position, "weak-reference",
+                              f"{where} defines it, but every reference is weak, and a weak "
+                              "reference never extracts an archive member")
+        if self.sim.policy.ordered and ref_pos is not None and inp.position <= ref_pos:
+            return Definition(where, inp.position, "before-referrer",
+                              f"{where} defines it, but {self.arg(inp.position)} comes before the "
+                              f"reference (argument {ref_pos}); {self.label} scans archives once, "
+                              "left to right, and does not go back")
+        if not f.has_gnu_index and self.sim.policy.name == "bfd":
+            return Definition(where, inp.position, "archive-no-index",
+                              f"{where} defines it, but {inp.display} has no symbol index")
+        return Definition(where, inp.position, "not-extracted",
+                          f"{where} defines it but was not extracted")
+
+    def library_definition(self, inp: Input, f: SharedFacts, key: str, ref_pos: int | None) -> Definition:
+        """A shared library on the line defining the symbol."""
+        o = self.sim.outcome
+        if inp in o.dropped_libs:
+            later = f" (the reference comes later, argument {ref_pos})" if ref_pos and ref_pos > inp.position else ""
+            return Definition(inp.display, inp.position, "dropped-as-needed",
+                              f"{inp.display} at {self.arg(inp.position)} defines {f.shown(key)} but "
+                              f"was --as-needed and nothing needed it when the link reached it{later}; "
+                              f"{self.label} does not come back to it")
+        return Definition(inp.display, inp.position, "on-line", f"{inp.display} defines {f.shown(key)}")
+
+    def candidate_definition(self, c: Candidate) -> Definition:
+        """A library outside the resolution."""
+        if c.how == "dt-needed":
+            return Definition(c.path, None, "dt-needed-only",
+                              f"{c.path} defines {c.shown}, but the link reaches it only as a "
+                              f"DT_NEEDED entry of {c.via} ({self.arg(c.via_position)})")
+        return Definition(c.path, None, "search-path",
+                          f"{c.path} on the search path defines {c.shown}; it is not on the line "
+                          f"(add {c.via})")
+
+    # ------------------------------------------------------------------ text
+    def explain_symbol(self, e: RawError, key: str, ref: Unit | None, other: Unit | None,
+                       defs: tuple[Definition, ...], misses: tuple[NearMiss, ...]) -> str:
+        """Why the symbol did not resolve."""
+        name = self.shown_symbol(key, e.other)
+        if e.kind != "dso-missing":
+            dem = demangle(key.split("@", 1)[0])
+            name = f"`{dem}' ({key})" if dem else key
+        where = self.place(ref)
+        if e.kind == "dso-missing" and other is not None:
+            return self.explain_dso_missing(name, ref, other)
+        if e.kind == "shlib-undefined":
+            text = f"{where} needs {name}, and nothing in the link defines it"
+            if self.sim.kind in ("exec", "pie"):
+                text += " (executables are linked with --no-allow-shlib-undefined by default)"
+        elif e.kind == "required-undefined":
+            text = f"--require-defined={key}: nothing in the link defines it"
+        else:
+            text = f"{name} is referenced by {where} and defined nowhere in the link"
+        reasons = [d.detail for d in defs if d.status != "extracted"]
+        if reasons:
+            text += ". " + ". ".join(reasons)
+        if misses:
+            text += ". Near: " + "; ".join(f"{m.where}: {m.demangled or m.symbol} ({m.kind})" for m in misses[:2])
+        return text
+
+    def explain_dso_missing(self, name: str, ref: Unit | None, lib: Unit) -> str:
+        """GNU ld's "DSO missing from command line", with the positions that matter."""
+        by = lib.dt_needed_by or "another library"
+        by_pos = [u.position for u in self.sim.outcome.units if u.display == by and u.position >= 0]
+        ref_pos = ref.position if ref is not None else -1
+        text = (f"{name} is defined only in {lib.display}, which the link reaches only through "
+                f"the DT_NEEDED entry of {by}")
+        if by_pos:
+            last = max(by_pos)
+            text += f" ({self.arg(last)})"
+            if ref_pos > last:
+                text += (f"; the reference comes from {ref.display if ref else '?'} at argument "
+                         f"{ref_pos}, after the last {self.sim.line.argv[last]} (argument {last})")
+            elif ref is not None:
+                text += f"; the reference comes from {self.place(ref)}"
+        text += (". GNU ld does not let a regular object use a library that is not on the command "
+                 "line (DSO missing from command line); --copy-dt-needed-entries only governs "
+                 "libraries after it")
+        return text
+
+    def explain_duplicate(self, key: str, ref: Unit | None, other: Unit | None) -> tuple[tuple[Definition, ...], str]:
+        """Two strong definitions, and why each is in the link."""
+        defs: list[Definition] = []
+        parts: list[str] = []
+        for u in (other, ref):
+            if u is None:
+                continue
+            why = self.why_in_link(u)
+            defs.append(Definition(u.display, u.position if u.position >= 0 else None, "extracted", why))
+            parts.append(f"{self.place(u)}{': ' + why if why else ''}")
+        return tuple(defs), f"{key} is defined strongly twice: " + "; ".join(parts)
+
+    def why_in_link(self, u: Unit) -> str:
+        """For an archive member: which reference extracted it."""
+        for step in self.sim.outcome.trace:
+            if step.action == "extract" and step.target == u.display:
+                if step.symbol is None:
+                    return "included by --whole-archive"
+                return f"extracted to satisfy `{step.symbol}' referenced by {step.by or '?'}"
+        return "on the line"
+
+    def explain_input(self, e: RawError) -> str:
+        """Missing or unusable inputs."""
+        inp = self.inputs.get(e.input_seq) if e.input_seq is not None else None
+        if e.kind == "missing-input" and inp is not None:
+            tried = ", ".join(inp.tried[:12]) + (" ..." if len(inp.tried) > 12 else "")
+            return (f"{inp.spec} at argument {inp.position} was not found"
+                    + (f"; tried {tried}" if tried else "")
+                    + ". The simulation continues without it (the verdict is partial)")
+        if e.kind == "unknown-option":
+            return f"{self.label} does not accept {e.detail}"
+        if e.kind == "archive-no-index":
+            return f"{e.detail} has no symbol index; run ranlib (or ar s) on it"
+        return e.detail or e.kind
+

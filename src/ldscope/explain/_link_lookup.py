@@ -1,0 +1,216 @@
+"""Where else a symbol is defined: libraries reached only through DT_NEEDED, and libraries
+on the search path that are not on the line. Read-only, bounded, cached per simulation."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldscope.elf._archive_index import IndexedArchive
+from ldscope.elf._file import ElfFile
+from ldscope.errors import InputFormatError
+from ldscope.linker._simulate import Simulation
+from ldscope.linker.inputs._facts import DEFAULT_CACHE, ArchiveFacts, FactsCache, SharedFacts
+from ldscope.linker.inputs._searchdirs import bfd_needed_search_path
+
+MAX_FILES_PER_DIR = 400
+MAX_FILES = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A library not used for resolution that defines the symbol."""
+
+    path: str
+    how: str  # "dt-needed" | "search-path"
+    via: str | None  # the library whose DT_NEEDED names it, or the -l name to use
+    via_position: int | None
+    shown: str  # the symbol as that library spells it (name@@VER)
+
+
+@dataclass(slots=True)
+class Lookup:
+    """Lazily built indexes over DT_NEEDED libraries and the search path."""
+
+    sim: Simulation
+    cache: FactsCache = field(default_factory=lambda: DEFAULT_CACHE)
+    _needed: list[tuple[str, SharedFacts, str, int | None]] | None = None
+    _search: list[tuple[str, SharedFacts | ArchiveFacts]] | None = None
+    _names: list[tuple[str, frozenset[str]]] | None = None
+
+    def abs(self, path: str) -> str:
+        """Path against the link's directory."""
+        return path if os.path.isabs(path) else os.path.join(self.sim.line.cwd, path)
+
+    def needed_libraries(self) -> list[tuple[str, SharedFacts, str, int | None]]:
+        """(path, facts, needed by, its argument) for DT_NEEDED entries not on the line."""
+        if self._needed is not None:
+            return self._needed
+        on_line = {self.abs(i.display) for i in self.sim.resolved.inputs if isinstance(i.facts, SharedFacts)}
+        sonames = {i.facts.soname for i in self.sim.resolved.inputs
+                   if isinstance(i.facts, SharedFacts) and i.facts.soname}
+        queue = [(i.display, i.facts, i.position) for i in self.sim.resolved.inputs
+                 if isinstance(i.facts, SharedFacts)]
+        found: list[tuple[str, SharedFacts, str, int | None]] = []
+        seen: set[str] = set()
+        o = self.sim.parsed.options
+        ldirs = [d for d, _ in o.library_paths]
+        while queue and len(found) < 64:
+            by_path, by, pos = queue.pop(0)
+            for name in by.needed:
+                if name in seen or name in sonames:
+                    continue
+                seen.add(name)
+                cands = bfd_needed_search_path(name, self.abs(by_path), by.runpath, by.rpath,
+                                               o.rpath_link, o.rpath, os.environ, o.sysroot,
+                                               self.sim.resolved.search_dirs)
+                cands += [(os.path.join(d, name), "-L") for d in ldirs]
+                for path, _rule in cands:
+                    full = self.abs(path)
+                    if full in on_line or not os.path.isfile(full):
+                        continue
+                    facts = self.cache.get(full)
+                    if isinstance(facts, SharedFacts):
+                        found.append((path, facts, by_path, pos))
+                        queue.append((path, facts, pos))
+                        break
+        self._needed = found
+        return found
+
+    def search_libraries(self) -> list[tuple[str, SharedFacts | ArchiveFacts]]:
+        """lib*.so / lib*.a in the search directories that are not inputs (bounded)."""
+        if self._search is not None:
+            return self._search
+        out: list[tuple[str, SharedFacts | ArchiveFacts]] = []
+        for path in self.search_paths():
+            facts = self.cache.get(self.abs(path))
+            if isinstance(facts, (SharedFacts, ArchiveFacts)):
+                out.append((path, facts))
+        self._search = out
+        return out
+
+    def where(self, key: str, search: bool = True) -> list[Candidate]:
+        """Libraries outside the resolution that define `key`."""
+        out: list[Candidate] = []
+        for path, facts, by, pos in self.needed_libraries():
+            if key in facts.defs:
+                out.append(Candidate(path, "dt-needed", by, pos, facts.shown(key)))
+        if search:
+            for path, names in self.search_index():
+                if key in names:
+                    lib = self.cache.get(self.abs(path))
+                    shown = lib.shown(key) if isinstance(lib, SharedFacts) else key
+                    out.append(Candidate(path, "search-path", library_flag(path), None, shown))
+        return out
+
+    def search_index(self) -> list[tuple[str, frozenset[str]]]:
+        """(path, names it defines) for the search-path libraries, read as lightly as possible:
+        a shared library's exported names only, an archive's symbol index."""
+        if self._names is None:
+            found: list[tuple[str, frozenset[str]]] = []
+            for path in self.search_paths():
+                names = exported_names(self.abs(path))
+                if names is not None:
+                    found.append((path, names))
+            self._names = found
+        return self._names
+
+    def search_paths(self) -> list[str]:
+        """Candidate library files in the search directories (bounded)."""
+        used = {os.path.realpath(self.abs(i.display)) for i in self.sim.resolved.inputs if i.path}
+        user_dirs = {d for d, _ in self.sim.parsed.options.library_paths}
+        out: list[str] = []
+        for d in dict.fromkeys(self.sim.resolved.search_dirs):
+            try:
+                names = sorted(os.listdir(self.abs(d)))
+            except OSError:
+                continue
+            versioned = d in user_dirs and not _is_system(d)
+            names = [n for n in names if n.startswith("lib") and (
+                n.endswith((".a", ".so")) or (versioned and ".so." in n))][:MAX_FILES_PER_DIR]
+            for n in names:
+                path = os.path.join(d, n)
+                real = os.path.realpath(self.abs(path))
+                if real not in used and len(out) < MAX_FILES:
+                    used.add(real)
+                    out.append(path)
+        return out
+
+
+_EXPORTED: dict[tuple[str, int, int], frozenset[str] | None] = {}
+
+
+def exported_names(path: str) -> frozenset[str] | None:
+    """Names a library file defines for the linker (cached by identity): a shared library's
+    exported dynamic symbols, an archive's index; None for anything else."""
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return None
+    ident = (path, st.st_ino, st.st_mtime_ns)
+    if ident in _EXPORTED:
+        return _EXPORTED[ident]
+    names: frozenset[str] | None = None
+    try:
+        if head[:4] == b"\x7fELF":
+            with ElfFile.open(path) as elf:
+                table = elf.dynsym
+                if table is not None and len(table):
+                    keep = (table.bind != 0) & (table.section_index != 0) & (table.visibility != 2)
+                    keep[0] = False
+                    names = frozenset(table.strings.get_many(table.entries["st_name"][np.flatnonzero(keep)]))
+                else:
+                    names = frozenset()
+        elif head in (b"!<arch>\n", b"!<thin>\n"):
+            names = _index_names(path)
+            if names is None:
+                with IndexedArchive.open(path) as ar:
+                    names = frozenset(s for s, _ in ar.index_entries)
+    except (InputFormatError, ValueError, OSError):
+        names = None
+    _EXPORTED[ident] = names
+    return names
+
+
+def _index_names(path: str) -> frozenset[str] | None:
+    """The names in a GNU archive's symbol index (the first member, `/` or `/SYM64/`), read
+    without walking the members; None when the layout is anything else."""
+    with open(path, "rb") as fh:
+        head = fh.read(8 + 60)
+        if len(head) < 68 or head[8 + 58:8 + 60] != b"`\n":
+            return None
+        name = head[8:24].rstrip(b" ")
+        if name not in (b"/", b"/SYM64/"):
+            return None
+        size = int(head[8 + 48:8 + 58].rstrip(b" ") or b"0")
+        table = fh.read(size)
+    width = 8 if name == b"/SYM64/" else 4
+    if len(table) < width:
+        return None
+    count = int.from_bytes(table[:width], "big")
+    if count > (len(table) - width) // width:
+        return None
+    parts = table[width + count * width:].split(b"\0", count)
+    if len(parts) <= count:
+        return None
+    return frozenset(p.decode("utf-8", "surrogateescape") for p in parts[:count])
+
+
+def _is_system(d: str) -> bool:
+    """A compiler or system library directory (not the project's own)."""
+    norm = os.path.normpath(d)
+    return norm.startswith(("/usr/lib", "/lib", "/usr/local/lib"))
+
+
+def library_flag(path: str) -> str:
+    """The -l option that finds `path` (`-lfoo` for libfoo.so/.a, else `-l:name`)."""
+    base = os.path.basename(path)
+    for suffix in (".so", ".a"):
+        if base.startswith("lib") and base.endswith(suffix):
+            return f"-l{base[3:-len(suffix)]}"
+    return f"-l:{base}"
+

@@ -1,0 +1,442 @@
+"""Near-misses: for each unresolved symbol, version or library, what is closest and why.
+
+Order of search: the objects in the load scope first, then libraries on the search path and
+in --also-search directories. Every near-miss carries a one-line explanation a person can
+act on; problems that share one cause get the same `cause` key and a `cause_summary`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+
+import numpy as np
+
+from ldscope.cxx._demangle import demangle
+from ldscope.errors import InputFormatError
+from ldscope.explain._load_index import SharedIndex
+from ldscope.loader import _results as R
+from ldscope.loader._image import ElfImage, ImageCache
+
+__all__ = ["NearMissFinder", "SharedIndex", "explain"]
+
+MAX_FILES_PER_DIR = 4000
+_SIMILAR_NAME_LIMIT = 20
+_PY_API = re.compile(r"^_?Py[A-Z_]")
+_LIBPYTHON = re.compile(r"^libpython(\d+)\.(\d+)[a-z]*\.so")
+_VERSION_FAMILY = re.compile(r"^(.*?)(\d+(?:\.\d+)*)$")
+
+
+class NearMissFinder:
+    """Looks for near-misses around one load report; caches directory scans and demangling."""
+
+    def __init__(self, report: R.LoadReport, images: ImageCache, env: object,
+                 also_search: Iterable[str] = (), shared: SharedIndex | None = None) -> None:
+        self.report = report
+        self.shared = shared if shared is not None else SharedIndex()
+        self.images = images
+        self.env = env
+        self.also_search = tuple(also_search)
+        self._scope: list[tuple[str, ElfImage]] | None = None
+        self._providers: dict[str, list[tuple[str, str | None]]] | None = None
+        self._hidden: dict[str, list[tuple[str, str, str, str]]] | None = None
+        # ld.so stops at a missing DT_NEEDED library: symbols of the file that needed it are
+        # that library's consequence (see findings), so they get no system-wide search.
+        self.missing_deps: set[str] = {
+            p.file for p in report.problems if p.kind == R.MISSING_LIBRARY and p.severity == "error"
+        }
+        self.wanted: set[str] = {
+            p.symbol for p in report.problems
+            if p.kind == R.UNRESOLVED_SYMBOL and p.symbol and p.file not in self.missing_deps
+        }
+
+    # ----------------------------------------------------------------- inputs
+    def host_path(self, path: str) -> str:
+        """Map a target path into the sysroot, if any."""
+        host = getattr(self.env, "host_path", None)
+        return host(path) if callable(host) else path
+
+    def scope(self) -> list[tuple[str, ElfImage]]:
+        """(path, image) of every object in the simulated process, in load order."""
+        if self._scope is None:
+            found = []
+            for path in self.report.load_order:
+                if path.startswith("("):
+                    continue
+                try:
+                    found.append((path, self.images.get(self.host_path(path))))
+                except InputFormatError:
+                    continue
+            self._scope = found
+        return self._scope
+
+    def search_dirs(self) -> list[str]:
+        """Directories on the search path (from where libraries were found or tried) plus extras."""
+        dirs: list[str] = []
+        for lib in self.report.libraries:
+            for t in lib.tried:
+                d = os.path.dirname(t.path)
+                if "glibc-hwcaps" in d or d.endswith(("/tls", "/x86_64", "/haswell")):
+                    continue
+                if d and d not in dirs and not t.path.endswith(")"):
+                    dirs.append(d)
+            if lib.path:
+                d = os.path.dirname(lib.path)
+                if d not in dirs:
+                    dirs.append(d)
+        for d in self.also_search:
+            if d not in dirs:
+                dirs.append(d)
+        return dirs
+
+    def dir_libraries(self, directory: str) -> list[str]:
+        """Shared-object-looking files in a directory (not recursive, bounded)."""
+        cached = self.shared.dir_files.get(directory)
+        if cached is not None:
+            return cached
+        files: list[str] = []
+        host_dir = self.host_path(directory)
+        fs = self.images.fs
+        try:
+            for name in fs.listdir(host_dir):
+                if ".so" not in name or len(files) >= MAX_FILES_PER_DIR:
+                    continue
+                if fs.is_file(os.path.join(host_dir, name)):
+                    files.append(os.path.join(directory, name))
+        except OSError:
+            files = []
+        files.sort()
+        self.shared.dir_files[directory] = files
+        return files
+
+    def image(self, path: str) -> ElfImage | None:
+        """The image of a file, None if it is not a readable ELF file."""
+        try:
+            return self.images.get(self.host_path(path))
+        except InputFormatError:
+            return None
+
+    def providers_elsewhere(self) -> dict[str, list[tuple[str, str | None]]]:
+        """wanted name → [(path, soname)] of libraries on the search path and in
+        --also-search (not in scope) that export it.
+
+        Each candidate file answers from its own symbol hash table (see
+        SharedIndex.exporters); answers are kept scan-wide for later reports.
+        """
+        if self._providers is not None:
+            return self._providers
+        found: dict[str, list[tuple[str, str | None]]] = {}
+        fs = self.images.fs
+        in_scope: set[object] = set()
+        for path, _img in self.scope():
+            try:
+                in_scope.add(fs.key(self.host_path(path)))
+            except OSError:
+                continue
+        wanted = sorted(self.wanted)
+        seen: set[object] = set()
+        for d in self.search_dirs():
+            files = [(p, self.host_path(p)) for p in self.dir_libraries(d)]
+            exporters = self.shared.exporters(fs, files, wanted)
+            for name in wanted:
+                for path, identity, soname in exporters.get(name, []):
+                    if identity in in_scope or (identity, name) in seen:
+                        continue
+                    seen.add((identity, name))
+                    found.setdefault(name, []).append((path, soname))
+        self._providers = found
+        return found
+
+    def cxx_index(self, image: ElfImage, base_name: str) -> list[tuple[str, str]]:
+        """[(mangled, demangled)] of an image's C++ definitions whose function is `base_name`."""
+        return self.shared.cxx_definitions(image, base_name)
+
+    # --------------------------------------------------------------- symbols
+    def for_symbol(self, problem: R.Problem) -> list[R.NearMiss]:
+        """Near-misses for one unresolved symbol, best first."""
+        name = problem.symbol or ""
+        found: list[R.NearMiss] = []
+        found.extend(self._other_versions(name, problem.version))
+        if name.startswith("_Z"):
+            found.extend(self._cxx_signatures(name, problem.demangled))
+        if _PY_API.match(name):
+            found.extend(self._python_api(name))
+        found.extend(self._not_exported(name))
+        if problem.file in self.missing_deps:
+            found.sort(key=lambda n: -n.score)
+            return found[:8]
+        if not any(n.kind in ("other-version", "not-exported") for n in found):
+            found.extend(self._elsewhere(name))
+        if not found and not name.startswith("_Z") and len(self.wanted) <= _SIMILAR_NAME_LIMIT:
+            # A typo-like near-miss helps for a handful of names, not for hundreds left
+            # unresolved by one missing library (and difflib is costly over big scopes).
+            found.extend(self._similar_names(name, problem.file))
+        found.sort(key=lambda n: -n.score)
+        return found[:8]
+
+    def _other_versions(self, name: str, version: str | None) -> list[R.NearMiss]:
+        result = []
+        for path, img in self.scope():
+            defs = img.definitions_named(name)
+            if not defs:
+                continue
+            versions = sorted({img.verdefs.get(d.version_index, "") for d in defs})
+            shown = ", ".join(f"{name}@{v}" if v else f"{name} (unversioned)" for v in versions)
+            if version is None:
+                why = f"{path} defines only versioned {shown}; none is visible to an unversioned reference"
+            else:
+                why = f"{path} defines {shown}, not version {version}"
+            result.append(R.NearMiss(name, demangle(name), path, why, "other-version", 0.95))
+        return result
+
+    def _cxx_signatures(self, name: str, demangled: str | None) -> list[R.NearMiss]:
+        from ldscope.cxx._signature import compare_signatures, parse_signature
+
+        if demangled is None:
+            return []
+        wanted = parse_signature(demangled)
+        if not wanted.base_name:
+            return []
+        result: list[R.NearMiss] = []
+        sources = [(p, i, True) for p, i in self.scope()]
+        for path, img, in_scope in sources:
+            for mangled, pretty in self.cxx_index(img, wanted.base_name):
+                if mangled == name:
+                    continue
+                found = parse_signature(pretty)
+                diffs = compare_signatures(wanted, found)
+                if not diffs:
+                    continue
+                kinds = {d.kind for d in diffs}
+                text = "; ".join(d.describe() for d in diffs[:4])
+                same_entity = _strip_abi(found.qualified_name) == _strip_abi(wanted.qualified_name)
+                if "cxx11-abi" in kinds and same_entity:
+                    why = (f"{path} defines {pretty}: _GLIBCXX_USE_CXX11_ABI mismatch "
+                           f"(std::__cxx11 strings vs the old std::string ABI): {text}")
+                    kind, score = "cxx11-abi", 0.93
+                elif found.qualified_name == wanted.qualified_name:
+                    why = f"{path} defines {pretty}: {text}"
+                    kind, score = "signature-changed", 0.9
+                elif "namespace-moved" in kinds:
+                    why = f"{path} defines {pretty}: {text}"
+                    kind, score = "namespace-moved", 0.75
+                else:
+                    continue
+                if not in_scope:
+                    score -= 0.1
+                result.append(R.NearMiss(mangled, pretty, path, why, kind, score))
+        result.sort(key=lambda n: -n.score)
+        return result[:5]
+
+    def _python_api(self, name: str) -> list[R.NearMiss]:
+        in_scope = [p for p, img in self.scope() if img.defines(name)]
+        if in_scope:
+            return []
+        defining: list[str] = []
+        for path in self._python_libraries():
+            img = self.image(path)
+            if img is not None and img.defines(name):
+                m = _LIBPYTHON.match(os.path.basename(path))
+                defining.append(f"{m.group(1)}.{m.group(2)}" if m else path)
+        host = self.report.host
+        if defining:
+            versions = ", ".join(sorted(set(defining), key=_version_key))
+            why = (f"Python C-API symbol missing from this interpreter ({host}); defined by "
+                   f"CPython {versions}: the extension was built for another Python version")
+        else:
+            why = (f"Python C-API symbol not defined by this interpreter ({host}) nor by any "
+                   "other libpython found: the extension was built for another Python version")
+        return [R.NearMiss(name, None, None, why, "python-api", 0.9)]
+
+    def _python_libraries(self) -> list[str]:
+        dirs = set(self.also_search)
+        for base in ("/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/local/lib", "/usr/lib64"):
+            dirs.add(base)
+        pyenv = os.path.expanduser("~/.pyenv/versions")
+        if os.path.isdir(pyenv):
+            for v in sorted(os.listdir(pyenv)):
+                dirs.add(os.path.join(pyenv, v, "lib"))
+        found = []
+        for d in sorted(dirs):
+            for path in self.dir_libraries(d):
+                if _LIBPYTHON.match(os.path.basename(path)):
+                    found.append(path)
+        return found
+
+    def hidden_definitions(self) -> dict[str, list[tuple[str, str, str, str]]]:
+        """wanted name → [(path, bind, visibility, table)] of scope files that define it
+        without exporting it (local binding, hidden or internal visibility).
+
+        One pass over each scope file for all wanted names at once.
+        """
+        if self._hidden is not None:
+            return self._hidden
+        from ldscope.elf import constants as C
+
+        found: dict[str, list[tuple[str, str, str, str]]] = {}
+        wanted = self.wanted
+        for path, _img in self.scope():
+            try:
+                with self.images.fs.open_elf(self.host_path(path)) as elf:
+                    for table_name, table in (("dynsym", elf.dynsym), ("symtab", elf.symtab)):
+                        if table is None:
+                            continue
+                        mask = (table.section_index != C.SHN_UNDEF) & (
+                            (table.bind == C.STB_LOCAL) | (table.visibility >= C.STV_INTERNAL)
+                        )
+                        indices = np.flatnonzero(mask)
+                        names = table.strings.get_many(table.entries["st_name"][indices])
+                        for i, n in zip(indices.tolist(), names):
+                            if n in wanted and not any(e[0] == path for e in found.get(n, ())):
+                                sym = table.symbol(i)
+                                found.setdefault(n, []).append(
+                                    (path, sym.bind.lower(), sym.visibility.lower(), table_name))
+            except (InputFormatError, OSError):
+                continue
+        self._hidden = found
+        return found
+
+    def _not_exported(self, name: str) -> list[R.NearMiss]:
+        return [
+            R.NearMiss(
+                name, demangle(name), path,
+                f"{path} has {name} but does not export it ({bind} binding, {vis} visibility "
+                f"in .{table}): it was built hidden",
+                "not-exported", 0.85,
+            )
+            for path, bind, vis, table in self.hidden_definitions().get(name, [])
+        ]
+
+    def _elsewhere(self, name: str) -> list[R.NearMiss]:
+        result = []
+        for path, soname in self.providers_elsewhere().get(name, [])[:3]:
+            in_extra = any(path.startswith(d.rstrip("/") + "/") for d in self.also_search)
+            where = os.path.dirname(path)
+            how = (f"add {where} to LD_LIBRARY_PATH or the RUNPATH" if in_extra
+                   else f"link with it (DT_NEEDED {soname or os.path.basename(path)}), "
+                   f"or preload it (--preload {path})")
+            why = f"defined in {path}, which is not loaded: {how}"
+            result.append(R.NearMiss(name, demangle(name), path, why, "not-in-scope", 0.8))
+        return result
+
+    def _similar_names(self, name: str, referrer: str) -> list[R.NearMiss]:
+        """Close spellings among what the referrer's own DT_NEEDED libraries export: a
+        renamed or misspelt symbol is one of the library it was linked against (and
+        difflib over every object in scope - libc, libstdc++ - cost seconds in big scans)."""
+        result = []
+        direct = {lib.path for lib in self.report.libraries if lib.path and referrer in lib.needed_by}
+        for path, img in self.scope():
+            if direct and path not in direct:
+                continue
+            # difflib's ratio is at most 2*min(len)/(sum of lens): drop hopeless lengths first.
+            length = len(name)
+            candidates = [c for c in img.defined_name_list()
+                          if 2 * min(length, len(c)) >= 0.85 * (length + len(c))]
+            close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.85)
+            for c in close:
+                result.append(R.NearMiss(c, demangle(c), path,
+                                         f"{path} defines the similar name {c}", "similar-name", 0.5))
+        return result[:3]
+
+    # -------------------------------------------------------------- versions
+    def for_version(self, problem: R.Problem) -> list[R.NearMiss]:
+        """Newest version of the family in the provider, and other copies that define it."""
+        wanted = problem.version or ""
+        provider = problem.library or ""
+        result: list[R.NearMiss] = []
+        img = self.image(provider) if provider else None
+        m = _VERSION_FAMILY.match(wanted)
+        if img is not None and m:
+            family = m.group(1)
+            same = [v for v in img.all_verdef_names if v.startswith(family) and _VERSION_FAMILY.match(v)]
+            if same:
+                newest = max(same, key=lambda v: _version_key(v[len(family):]))
+                why = f"{provider} offers up to {newest}; {wanted} needs a newer {os.path.basename(provider)}"
+                result.append(R.NearMiss(wanted, None, provider, why, "version-family", 0.9))
+        base = os.path.basename(provider)
+        soname = img.soname if img is not None else base
+        for d in self.search_dirs():
+            for path in self.dir_libraries(d):
+                if os.path.basename(path) not in (base, soname) or path == provider:
+                    continue
+                other = self.image(path)
+                if other is not None and wanted in other.all_verdef_names:
+                    why = (f"{path} defines {wanted}: put {os.path.dirname(path)} first on the "
+                           "search path (LD_LIBRARY_PATH or RUNPATH) or --preload it")
+                    result.append(R.NearMiss(wanted, None, path, why, "other-copy", 0.95))
+        result.sort(key=lambda n: -n.score)
+        return result
+
+    # ------------------------------------------------------------- libraries
+    def for_library(self, problem: R.Problem) -> list[R.NearMiss]:
+        """Files with the same or a similar name elsewhere on the search path or in extras."""
+        wanted = problem.library or ""
+        stem = wanted.split(".so")[0]
+        result: list[R.NearMiss] = []
+        for d in self.search_dirs():
+            for path in self.dir_libraries(d):
+                base = os.path.basename(path)
+                if base == wanted:
+                    extra = any(path.startswith(x.rstrip("/") + "/") for x in self.also_search)
+                    how = "add it to LD_LIBRARY_PATH or the RUNPATH" if extra else "it was not on the path searched"
+                    result.append(R.NearMiss(wanted, None, path, f"{path} exists: {how}", "found-elsewhere", 0.95))
+                elif stem and base.startswith(stem + ".so") and base != wanted:
+                    why = f"{path} is another version of {stem} (wanted {wanted}): the file was built against a different release"
+                    result.append(R.NearMiss(wanted, None, path, why, "other-release", 0.7))
+        result.sort(key=lambda n: -n.score)
+        return result[:5]
+
+
+def _strip_abi(qualified: str) -> str:
+    """A qualified name without ABI tags or the std::__cxx11 inline namespace."""
+    return re.sub(r"\[abi:[^\]]*\]", "", qualified).replace("__cxx11::", "")
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    digits = re.findall(r"\d+", text)
+    return tuple(int(x) for x in digits)
+
+
+def _cause_for(problem: R.Problem, misses: list[R.NearMiss]) -> tuple[str | None, str | None]:
+    """A grouping key and a one-line summary shared by problems with the same root cause."""
+    if problem.kind != R.UNRESOLVED_SYMBOL or not misses:
+        return problem.cause, None
+    best = misses[0]
+    base = os.path.basename(best.file) if best.file else None
+    if best.kind in ("signature-changed", "namespace-moved"):
+        return (f"rebuilt:{problem.file}:{best.file}",
+                f"{problem.file} was built against another version of {base}: symbols changed signature")
+    if best.kind == "cxx11-abi":
+        return (f"cxx11:{problem.file}:{best.file}",
+                f"{problem.file} and {base} disagree on _GLIBCXX_USE_CXX11_ABI")
+    if best.kind == "python-api":
+        return (f"python:{problem.file}", f"{problem.file} was built for another Python version")
+    if best.kind == "other-version":
+        return (f"version:{problem.file}:{best.file}",
+                f"{problem.file} wants symbol versions {base} does not define")
+    if best.kind == "not-in-scope":
+        return (f"scope:{problem.file}:{best.file}",
+                f"symbols {problem.file} needs are defined in {best.file}, which is not loaded")
+    return problem.cause, None
+
+
+def explain(report: R.LoadReport, model: object, also_search: Iterable[str] = (),
+            shared: SharedIndex | None = None) -> tuple[R.Problem, ...]:
+    """Attach near-misses (and shared causes) to the problems of a load report."""
+    images = getattr(model, "images", None) or ImageCache()
+    finder = NearMissFinder(report, images, getattr(model, "env", None), also_search, shared)
+    out = []
+    for p in report.problems:
+        misses: list[R.NearMiss] = []
+        if p.kind == R.UNRESOLVED_SYMBOL:
+            misses = finder.for_symbol(p)
+        elif p.kind == R.MISSING_VERSION:
+            misses = finder.for_version(p)
+        elif p.kind == R.MISSING_LIBRARY:
+            misses = finder.for_library(p)
+        cause, summary = _cause_for(p, misses)
+        out.append(replace(p, near_misses=tuple(misses), cause=cause, cause_summary=summary))
+    return tuple(out)

@@ -1,0 +1,221 @@
+"""Candidate fixes, each verified by simulating the edited line with the same linker.
+
+For every error the candidates follow from why it happened: an archive passed before the
+reference is repeated, moved or grouped; an --as-needed library dropped too early is moved
+or kept; a library reached only through DT_NEEDED (or found on the search path) is added;
+for "DSO missing" the library whose DT_NEEDED names it is repeated after the reference,
+the needed library is added, and --copy-dt-needed-entries is tried where it takes effect
+and where it does not. Candidates that do not fix the link alone are tried together.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ldscope.analysis._link_results import Edit, Fix, LinkError
+from ldscope.explain._link_lookup import library_flag
+from ldscope.linker._simulate import Simulation, simulate_argv
+
+_TWO_WORD = frozenset(("-l", "-L", "-T", "-o", "-u", "-e", "-z", "-m", "-R", "-h", "-y", "-Y",
+                       "--library", "--library-path", "--script", "-rpath", "--rpath",
+                       "-rpath-link", "--rpath-link"))
+MAX_CANDIDATES = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An edit to try, the errors it aims at, and why it may not work."""
+
+    description: str
+    edits: tuple[Edit, ...]
+    target: int  # index of the error it addresses
+    caveat: str = ""
+
+
+def arg_end(argv: tuple[str, ...], pos: int) -> int:
+    """Index just after the argument at `pos` (two words for `-l foo`)."""
+    if 0 <= pos < len(argv) and argv[pos] in _TWO_WORD:
+        return min(pos + 2, len(argv))
+    return min(pos + 1, len(argv))
+
+
+def apply_edits(argv: tuple[str, ...], edits: tuple[Edit, ...]) -> tuple[str, ...]:
+    """The argv after the edits (applied from the highest index down, so indices hold)."""
+    words = list(argv)
+    order = sorted(edits, key=lambda e: (e.at, 1 if e.op == "remove" else 0), reverse=True)
+    for e in order:
+        if e.op == "insert":
+            words[e.at:e.at] = list(e.args)
+        elif e.op == "remove":
+            del words[e.at:e.at + e.count]
+    return tuple(words)
+
+
+def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate]:
+    """Candidate edits for the errors (bounded)."""
+    argv = sim.line.argv
+    out: list[Candidate] = []
+    seen: set[tuple[Edit, ...]] = set()
+
+    def add(c: Candidate) -> None:
+        if c.edits not in seen and len(out) < MAX_CANDIDATES:
+            seen.add(c.edits)
+            out.append(c)
+
+    for i, e in enumerate(errors):
+        if not e.shown and any(x.shown for x in errors if x.kind != "missing-input"):
+            continue
+        p = e.argument_index
+        after = arg_end(argv, p) if p is not None else len(argv)
+        if e.kind == "dso-missing":
+            for c in _dso_missing(sim, e, i, after):
+                add(c)
+            continue
+        if e.kind == "missing-input" and p is not None:
+            for c in _versioned_only(sim, e, i, p):
+                add(c)
+            continue
+        if e.kind not in ("undefined-reference", "shlib-undefined"):
+            continue
+        for d in e.defined_in:
+            a = d.argument_index
+            if d.status == "before-referrer" and a is not None and p is not None:
+                words = argv[a:arg_end(argv, a)]
+                add(Candidate(f"repeat {' '.join(words)} after {argv[p]} (argument {p})",
+                              (Edit("insert", after, words),), i))
+                add(Candidate(f"move {' '.join(words)} (argument {a}) after {argv[p]} (argument {p})",
+                              (Edit("remove", a, (), len(words)), Edit("insert", after, words)), i))
+                add(Candidate(f"wrap arguments {a}..{p} in --start-group/--end-group",
+                              (Edit("insert", a, ("--start-group",)), Edit("insert", after, ("--end-group",))), i))
+            elif d.status == "dropped-as-needed" and a is not None:
+                words = argv[a:arg_end(argv, a)]
+                if p is not None and p > a:
+                    add(Candidate(f"move {' '.join(words)} (argument {a}) after {argv[p]} (argument {p})",
+                                  (Edit("remove", a, (), len(words)), Edit("insert", after, words)), i))
+                add(Candidate(f"keep {' '.join(words)} with --no-as-needed",
+                              (Edit("insert", a, ("--push-state", "--no-as-needed")),
+                               Edit("insert", arg_end(argv, a), ("--pop-state",))), i))
+            elif d.status == "dt-needed-only":
+                add(Candidate(f"add {d.where} after {_at(argv, p)}", (Edit("insert", after, (d.where,)),), i))
+            elif d.status == "search-path":
+                flag = library_flag(d.where)
+                add(Candidate(f"add {flag} after {_at(argv, p)} ({d.where})",
+                              (Edit("insert", after, (flag,)),), i))
+        if e.kind == "shlib-undefined":
+            add(Candidate("--allow-shlib-undefined (only hides the problem: the program may fail to load)",
+                          (Edit("insert", 1, ("--allow-shlib-undefined",)),), i,
+                          "a workaround, not a fix"))
+    for i, e in enumerate(errors):
+        if e.kind == "multiple-definition" and e.shown:
+            add(Candidate("--allow-multiple-definition (keeps the first definition; a workaround)",
+                          (Edit("insert", 1, ("--allow-multiple-definition",)),), i,
+                          "a workaround, not a fix"))
+            break
+    return out
+
+
+def _versioned_only(sim: Simulation, e: LinkError, i: int, p: int) -> list[Candidate]:
+    """-lfoo not found, but libfoo.so.N is there (no development symlink): use -l:."""
+    argv = sim.line.argv
+    words = argv[p:arg_end(argv, p)]
+    joined = "".join(words)
+    if not joined.startswith("-l") or joined.startswith("-l:"):
+        return []
+    name = joined[2:]
+    out: list[Candidate] = []
+    for d in dict.fromkeys(sim.resolved.search_dirs):
+        try:
+            found = sorted(f for f in os.listdir(os.path.join(sim.line.cwd, d))
+                           if f.startswith(f"lib{name}.so."))
+        except OSError:
+            continue
+        for f in found[:2]:
+            out.append(Candidate(f"use -l:{f} instead of {joined} ({d} has {f} but no lib{name}.so)",
+                                 (Edit("remove", p, (), len(words)), Edit("insert", p, (f"-l:{f}",))), i))
+        if out:
+            break
+    return out
+
+
+def _at(argv: tuple[str, ...], p: int | None) -> str:
+    return f"{argv[p]} (argument {p})" if p is not None and 0 <= p < len(argv) else "the end"
+
+
+def _dso_missing(sim: Simulation, e: LinkError, i: int, after: int) -> list[Candidate]:
+    """DSO missing: repeat the library that needs it, add it, or copy DT_NEEDED entries."""
+    argv = sim.line.argv
+    out: list[Candidate] = []
+    lib = next((u for u in sim.outcome.units if u.display == e.other), None)
+    by = lib.dt_needed_by if lib is not None else None
+    positions = sorted({u.position for u in sim.outcome.units if u.display == by and u.position >= 0})
+    p = e.argument_index
+    if positions:
+        k = positions[-1]
+        words = argv[k:arg_end(argv, k)]
+        out.append(Candidate(f"repeat {' '.join(words)} after {_at(argv, p)}",
+                             (Edit("insert", after, words),), i))
+        out.append(Candidate(f"--copy-dt-needed-entries before {' '.join(words)} (argument {k})",
+                             (Edit("insert", k, ("--copy-dt-needed-entries",)),), i))
+        if p is not None and p > k:
+            out.append(Candidate(
+                f"--copy-dt-needed-entries before {_at(argv, p)}", (Edit("insert", p, ("--copy-dt-needed-entries",)),),
+                i, f"`--copy-dt-needed-entries` here follows the {' '.join(words)} (argument {k}) it "
+                   "would need to govern: it only affects libraries after it"))
+    if e.other:
+        out.append(Candidate(f"add {e.other} after {_at(argv, p)}", (Edit("insert", after, (e.other,)),), i))
+    return out
+
+
+def evaluate(sim: Simulation, errors: tuple[LinkError, ...]) -> tuple[Fix, ...]:
+    """Simulate every candidate alone, then the non-fixing ones together."""
+    cands = candidates(sim, errors)
+    if not cands:
+        return ()
+    argv = sim.line.argv
+    results: list[tuple[Candidate, Simulation]] = []
+    for c in cands:
+        results.append((c, simulate_argv(sim.line, apply_edits(argv, c.edits), sim.policy.name)))
+    combo_ids: set[int] = set()
+    combo_fix: Fix | None = None
+    if not any(s.links for _, s in results):
+        picks: dict[int, int] = {}
+        for n, (c, s) in enumerate(results):
+            if c.caveat or c.target in picks:
+                continue
+            if _still_has(s, errors[c.target]) is False:
+                picks[c.target] = n
+        if len(picks) > 1:
+            edits = tuple(e for n in picks.values() for e in results[n][0].edits)
+            combined = simulate_argv(sim.line, apply_edits(argv, edits), sim.policy.name)
+            if combined.links:
+                combo_ids = set(picks.values())
+                combo_fix = Fix(f"fix{len(cands) + 1}", "together: " + "; ".join(
+                    results[n][0].description for n in picks.values()), edits,
+                    apply_edits(argv, edits), True, True, 0, "the combination links")
+    fixes: list[Fix] = []
+    for n, (c, s) in enumerate(results):
+        remaining = sum(1 for x in s.outcome.errors if x.kind != "undefined-warning")
+        if s.links:
+            reason = c.caveat or "links"
+        elif c.caveat:
+            reason = c.caveat
+        elif _still_has(s, errors[c.target]):
+            reason = "does not fix it: the same error remains"
+        else:
+            reason = f"fixes that error, but {remaining} error(s) remain"
+        fixes.append(Fix(f"fix{n + 1}", c.description, c.edits, apply_edits(argv, c.edits), s.links,
+                         n in combo_ids, remaining, reason))
+    if combo_fix is not None:
+        fixes.append(combo_fix)
+    return tuple(fixes)
+
+
+def _still_has(s: Simulation, e: LinkError) -> bool:
+    """True if the simulation still shows the same (kind, symbol, referrer) problem."""
+    for x in s.outcome.errors:
+        if x.kind == e.kind and x.key == e.symbol:
+            ref = s.outcome.units[x.uid].display if x.uid is not None and x.uid >= 0 else None
+            if ref == e.referenced_by:
+                return True
+    return False

@@ -1,0 +1,71 @@
+"""One simulated link: parse the line, resolve its inputs, run the chosen linker's engine."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from ldscope.linker.engines._base import Engine, EngineContext
+from ldscope.linker.engines._lld import LazyEngine
+from ldscope.linker.engines._mold import MoldEngine
+from ldscope.linker.engines._ordered import OrderedEngine
+from ldscope.linker.engines._policy import POLICIES, Policy
+from ldscope.linker.engines._table import Outcome, RawError
+from ldscope.linker.frontend._cmdline import LinkLine
+from ldscope.linker.frontend._options import ParsedLine, output_kind, parse_linker_argv, unsupported_options
+from ldscope.linker.inputs._facts import DEFAULT_CACHE, FactsCache
+from ldscope.linker.inputs._resolve import ResolvedLine, resolve_inputs
+from ldscope.linker.inputs._searchdirs import default_dirs
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    """Everything one simulated link produced (before explanations and wording)."""
+
+    line: LinkLine
+    parsed: ParsedLine
+    resolved: ResolvedLine
+    outcome: Outcome
+    policy: Policy
+    kind: str
+    missing_fatal: bool = True
+
+    @property
+    def links(self) -> bool:
+        """True when no error (shown or not) was found (missing inputs of a log aside)."""
+        ignore = ("undefined-warning",) if self.missing_fatal else ("undefined-warning", "missing-input")
+        return not any(e.kind not in ignore for e in self.outcome.errors)
+
+
+def engine_class(policy: Policy) -> type[Engine]:
+    """The engine implementing a policy."""
+    if policy.ordered:
+        return OrderedEngine
+    return MoldEngine if policy.name == "mold" else LazyEngine
+
+
+def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: str | None = None,
+                  env: Mapping[str, str] | None = None, cache: FactsCache | None = None,
+                  missing_fatal: bool | None = None) -> Simulation:
+    """Simulate `argv` (default: the line's own) with `linker` (default: the line's)."""
+    policy = POLICIES[linker or line.linker]
+    words = argv if argv is not None else line.argv
+    parsed = parse_linker_argv(words)
+    opts = parsed.options
+    kind = output_kind(opts)
+    dirs, source = default_dirs(policy.name, line.linker_program, opts.emulation, opts.sysroot,
+                                opts.nostdlib)
+    resolved = resolve_inputs(parsed.items, opts, line.cwd, dirs, source, cache or DEFAULT_CACHE)
+    script_dirs = dirs if policy.name == "bfd" else ()
+    fatal = missing_fatal if missing_fatal is not None else line.source != "log"
+    ctx = EngineContext(resolved, opts, kind, env if env is not None else os.environ,
+                        line.linker_program, line.cwd, script_dirs, fatal, parsed.items)
+    outcome = engine_class(policy)(ctx, policy).run()
+    refused = unsupported_options(opts, policy.name)
+    if refused:
+        hidden = [replace(e, shown=False) for e in outcome.errors]
+        outcome.errors = [RawError("unknown-option", None, None, None, f"{text} (argument {pos})")
+                          for text, pos in refused] + hidden
+        outcome.fatal = True
+    return Simulation(line, parsed, resolved, outcome, policy, kind, fatal)

@@ -1,0 +1,397 @@
+"""What every resolution engine shares: adding objects and libraries, and the final checks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ldscope.linker.engines._policy import Policy
+from ldscope.linker.engines._table import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK, Outcome, TraceStep, Unit
+from ldscope.linker.frontend._options import LineItem, LinkOptions
+from ldscope.linker.inputs._facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
+from ldscope.linker.inputs._resolve import Input, ResolvedLine
+
+_FATAL_PROBLEMS = {"incompatible-input", "not-recognized", "corrupt-input"}
+# Defined by the linker itself (default script PROVIDEs and built-ins of bfd, gold, lld, mold).
+LINKER_DEFINED = frozenset((
+    "_GLOBAL_OFFSET_TABLE_", "_DYNAMIC", "__ehdr_start", "__executable_start", "__bss_start",
+    "_end", "end", "_edata", "edata", "_etext", "etext", "__etext", "__dso_handle",
+    "__init_array_start", "__init_array_end", "__preinit_array_start", "__preinit_array_end",
+    "__fini_array_start", "__fini_array_end", "__rela_iplt_start", "__rela_iplt_end",
+    "__rel_iplt_start", "__rel_iplt_end", "_TLS_MODULE_BASE_", "__GNU_EH_FRAME_HDR",
+    "_PROCEDURE_LINKAGE_TABLE_", "__global_pointer$", "_gp", "__data_start", "data_start",
+    "__TMC_END__", "__bss_end__", "_bss_end__", "__end__", "__x86_64_lbr_reserved",
+))  # fmt: skip
+
+
+def linker_defines(key: str) -> bool:
+    """True for symbols the linker provides itself (including __start_SEC/__stop_SEC)."""
+    return key in LINKER_DEFINED or key.startswith(("__start_", "__stop_"))
+
+
+@dataclass(frozen=True, slots=True)
+class EngineContext:
+    """Everything an engine needs besides its policy."""
+
+    line: ResolvedLine
+    options: LinkOptions
+    kind: str  # exec | pie | shared | relocatable
+    env: Mapping[str, str]
+    program: str
+    cwd: str
+    script_dirs: tuple[str, ...]  # the built-in directories (bfd's DT_NEEDED search)
+    missing_fatal: bool = True  # False for build logs: the files existed when the build ran
+    line_items: tuple[LineItem, ...] = ()
+
+
+class Engine:
+    """Base engine: symbol table updates and end-of-link diagnostics."""
+
+    def run(self) -> Outcome:
+        """Simulate the link (each engine implements it)."""
+        raise NotImplementedError
+
+    def __init__(self, ctx: EngineContext, policy: Policy) -> None:
+        self.ctx = ctx
+        self.policy = policy
+        self.out = Outcome()
+        self.t = self.out.table
+        self.seen_groups: dict[str, int] = {}
+        self.new_symbols = 0
+        self.undefined_seen = 0  # gold's saw_undefined: symbols regular objects made newly undefined
+        self.commons: set[str] = set()  # symbols ever defined as common by a regular object
+        self.dead_refs: dict[int, set[str]] = {}  # uid -> refs only from discarded COMDAT copies
+        self._shlib_keys: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self.missing = False
+
+    # ------------------------------------------------------------------ units
+    def new_unit(self, display: str, inp: Input | None, facts: ObjectFacts | SharedFacts,
+                 member: int | None = None, by: str | None = None) -> int:
+        """Register a unit; its id."""
+        uid = len(self.out.units)
+        pos = inp.position if inp is not None else -1
+        self.out.units.append(Unit(uid, display, pos, inp, facts, member, by))
+        return uid
+
+    def member_display(self, inp: Input, facts: ArchiveFacts, member: int) -> str:
+        """`libx.a(m.o)` as linkers print it."""
+        return f"{inp.display}({facts.member_names[member]})"
+
+    def include_member(self, inp: Input, facts: ArchiveFacts, member: int, why: str | None,
+                       by: int | None) -> int | None:
+        """Extract one archive member; None if it cannot be used."""
+        if (inp.seq, member) in self.out.extracted:
+            return None
+        got = facts.member(member)
+        display = self.member_display(inp, facts, member)
+        if isinstance(got, MemberProblem):
+            self.out.error("corrupt-input", None, None, detail=f"{display}: {got.reason}",
+                           input_seq=inp.seq)
+            self.out.extracted[(inp.seq, member)] = -1
+            return None
+        uid = self.include_object(got, display, inp, member)
+        self.out.extracted[(inp.seq, member)] = uid
+        self.out.trace.append(TraceStep("extract", display, inp.position, why, self.name_of(by)))
+        return uid
+
+    def name_of(self, uid: int | None) -> str | None:
+        """Display of a unit; `-u`/`-e` for the symbols the command line itself asks for."""
+        if uid is None:
+            return None
+        if uid < 0:
+            return "the command line (-u/--entry)"
+        return self.out.units[uid].display
+
+    def seed_undefined(self) -> None:
+        """-u symbols (and, for gold/lld/mold, the --entry symbol) start out undefined: they
+        extract archive members but are never reported when nothing defines them."""
+        o = self.ctx.options
+        keys = list(o.undefined) + list(o.require_defined)
+        if o.entry and self.policy.name != "bfd":
+            keys.append(o.entry)
+        for key in keys:
+            if key and not self.t.known(key):
+                self.t.undef[key] = -1
+                self.t.first_ref[key] = (-1, True)
+
+    # ------------------------------------------------------------------ symbols
+    def include_object(self, facts: ObjectFacts, display: str, inp: Input | None,
+                       member: int | None = None) -> int:
+        """Add a regular object's definitions and references."""
+        uid = self.new_unit(display, inp, facts, member)
+        t = self.t
+        discarded = self.claim_groups(facts, uid)
+        new = 0
+        defs = t.defs
+        for kind, keys in ((STRONG, facts.strong), (WEAK, facts.weak), (COMMON, facts.common)):
+            if not keys:
+                continue
+            if discarded:
+                keys = tuple(k for k in keys if k not in discarded)
+            if kind == COMMON:
+                new += sum(1 for k in keys if not t.known(k))
+            # New names in bulk (the common case); the others through define()'s rules.
+            fresh = list(keys) if defs.keys().isdisjoint(keys) else [k for k in keys if k not in defs]
+            if fresh:
+                entry = (kind, uid)
+                defs.update(dict.fromkeys(fresh, entry))
+                for pending in (t.undef, t.weak_undef):
+                    if pending:
+                        for k in pending.keys() & fresh:
+                            del pending[k]
+            if len(fresh) != len(keys):
+                fresh_set = set(fresh)
+                for key in keys:
+                    if key not in fresh_set:
+                        self.define(key, kind, uid)
+        refs, strong_refs, undef, weak_undef = t.refs, t.strong_refs, t.undef, t.weak_undef
+        if facts.common:
+            self.commons.update(facts.common)
+        first = t.first_ref
+        for key in facts.undef:
+            first.setdefault(key, (uid, True))
+            refs.setdefault(key, []).append(uid)
+            strong_refs.setdefault(key, []).append(uid)
+            if key in defs or key in undef:
+                continue
+            if weak_undef.pop(key, None) is None:
+                self.undefined_seen += 1  # gold's saw_undefined: a symbol newly undefined
+            new += 1  # new, or weak turned strong: bfd's undefs list grows either way
+            undef[key] = uid
+        for key in facts.weak_undef:
+            first.setdefault(key, (uid, False))
+            refs.setdefault(key, []).append(uid)
+            if key in defs or key in undef or key in weak_undef:
+                continue
+            new += 1
+            self.undefined_seen += 1
+            weak_undef[key] = uid
+        self.new_symbols += new
+        return uid
+
+    def claim_groups(self, facts: ObjectFacts, uid: int) -> set[str]:
+        """Keep the first copy of each COMDAT group: keys defined in discarded copies, and
+        references made only from discarded copies (never reported) are noted."""
+        discarded: set[str] = set()
+        dropped: list[str] = []
+        for sig in facts.groups:
+            if sig in self.seen_groups and self.seen_groups[sig] != uid:
+                discarded.update(k for k, g in facts.group_of.items() if g == sig)
+                dropped.append(sig)
+            else:
+                self.seen_groups[sig] = uid
+        if dropped and facts.group_refs:
+            gone = set().union(*(facts.group_refs.get(g, frozenset()) for g in dropped))
+            kept = facts.plain_refs.union(*(r for g, r in facts.group_refs.items() if g not in dropped))
+            if gone - kept:
+                self.dead_refs[uid] = gone - kept
+        return discarded
+
+    def define(self, key: str, kind: int, uid: int) -> None:
+        """A regular definition (strong beats weak and common; two strong ones clash)."""
+        t = self.t
+        cur = t.defs.get(key)
+        if cur is None:
+            t.defs[key] = (kind, uid)
+            t.undef.pop(key, None)
+            t.weak_undef.pop(key, None)
+            return
+        ckind, cuid = cur
+        if cuid == uid:
+            return
+        if ckind in (SHARED, SHARED_WEAK):
+            t.defs[key] = (kind, uid)
+        elif kind == STRONG:
+            if ckind == STRONG:
+                if not self.ctx.options.allow_multiple_definition:
+                    self.out.error("multiple-definition", key, uid, cuid)
+            else:
+                t.defs[key] = (STRONG, uid)
+        elif kind == COMMON and ckind == WEAK:
+            t.defs[key] = (COMMON, uid)  # a common symbol beats a weak definition
+
+    def add_shared_symbols(self, lib: SharedFacts, uid: int) -> None:
+        """A library's definitions fill undefined symbols; its references are recorded."""
+        t = self.t
+        defs, undef, weak_undef = t.defs, t.undef, t.weak_undef
+        over_common = self.policy.name == "bfd"  # bfd: a library's definition beats a common
+        for key, is_weak in lib.defs.items():
+            cur = defs.get(key)
+            if cur is None or (over_common and cur[0] == COMMON and lib.beats_common(key)):
+                defs[key] = (SHARED_WEAK if is_weak else SHARED, uid)
+                if undef.pop(key, None) is None:
+                    weak_undef.pop(key, None)
+        strong, weak = self.shlib_keys(lib, uid)
+        for key in strong:
+            t.first_ref.setdefault(key, (uid, True))
+            t.shared_refs.setdefault(key, []).append(uid)
+            if key in defs or key in undef:
+                continue
+            weak_undef.pop(key, None)
+            self.new_symbols += 1
+            undef[key] = uid
+        for key in weak:
+            t.first_ref.setdefault(key, (uid, False))
+            if not t.known(key):
+                weak_undef[key] = uid
+                self.new_symbols += 1
+
+    def shlib_keys(self, lib: SharedFacts, uid: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A library's (strong, weak) reference keys under this linker's rule for versioned
+        references: bfd looks up `name@VER`, lld 14 ignores them, gold and mold use `name`."""
+        found = self._shlib_keys.get(uid)
+        if found is not None:
+            return found
+        rule = self.policy.versioned_shlib_refs
+        versions = lib.undef_versions
+
+        def key_of(name: str) -> str | None:
+            ver = versions.get(name)
+            if ver is None or rule == "plain":
+                return name
+            return None if rule == "ignore" else f"{name}@{ver}"
+
+        strong = tuple(k for k in map(key_of, lib.undef) if k is not None)
+        weak = tuple(k for k in map(key_of, lib.weak_undef) if k is not None)
+        self._shlib_keys[uid] = (strong, weak)
+        return strong, weak
+
+    # ------------------------------------------------------------------ inputs
+    def input_problem(self, inp: Input) -> None:
+        """Missing, incompatible or unreadable inputs, reported the linker's way."""
+        problem = inp.problem or "corrupt-input"
+        if problem == "missing-input":
+            self.missing = True
+            first_fatal = self.policy.missing_input == "first-fatal" and self.ctx.missing_fatal
+            self.out.error("missing-input", None, None, detail=inp.detail or inp.spec,
+                           fatal=first_fatal, input_seq=inp.seq)
+            return
+        fatal = self.policy.name == "bfd" and problem in _FATAL_PROBLEMS
+        self.out.error(problem, None, None, detail=inp.detail or inp.spec, fatal=fatal,
+                       input_seq=inp.seq)
+
+    def after_inputs(self) -> None:
+        """bfd and lld stop once every input was opened if one was missing."""
+        if self.missing and self.ctx.missing_fatal and self.policy.missing_input in ("stop-after-open", "stop"):
+            self.out.fatal = True
+
+    # ------------------------------------------------------------------ final checks
+    def report_objects(self) -> bool:
+        """Whether undefined references from regular objects are errors for this output."""
+        o = self.ctx.options
+        if self.ctx.kind == "relocatable":
+            return False
+        if o.unresolved_symbols in ("ignore-all", "ignore-in-object-files"):
+            return False
+        return self.ctx.kind in ("exec", "pie") or o.no_undefined
+
+    def check_shlibs(self) -> bool:
+        """Whether undefined symbols of input libraries are errors for this output."""
+        o = self.ctx.options
+        if self.ctx.kind == "relocatable" or self.policy.shlib_check == "none":
+            return False
+        if o.unresolved_symbols in ("ignore-all", "ignore-in-shared-libs"):
+            return False
+        if o.allow_shlib_undefined is not None:
+            return not o.allow_shlib_undefined
+        return self.ctx.kind in ("exec", "pie")
+
+    def provide_linker_symbols(self) -> None:
+        """Symbols the linker defines (or PROVIDEs) stop being undefined; so do --defsym ones."""
+        t = self.t
+        for key in [k for k in t.undef if linker_defines(k) or k in self.ctx.options.defsym]:
+            del t.undef[key]
+            t.defs.setdefault(key, (STRONG, -1))
+
+    def undefined_errors(self, referrers_of: Mapping[str, list[int]] | None = None) -> None:
+        """One error per (symbol, referencing object) still undefined."""
+        self.provide_linker_symbols()
+        if not self.report_objects():
+            return
+        t = self.t
+        source = referrers_of or (t.refs if self.policy.weak_referrers_reported else t.strong_refs)
+        kind = "undefined-warning" if self.ctx.options.warn_unresolved else "undefined-reference"
+        for key in list(t.undef):
+            if not self.strongly_undefined(key):
+                continue
+            seen: set[int] = set()
+            for uid in source.get(key, ()):
+                if uid in self.dead_refs and key in self.dead_refs[uid]:
+                    continue
+                if uid not in seen:
+                    seen.add(uid)
+                    self.out.error(kind, key, uid)
+
+    def shlib_errors(self, libs: list[int], eligible: set[int] | None = None) -> None:
+        """Undefined symbols of input libraries (executables, unless allowed)."""
+        if not self.check_shlibs():
+            return
+        t = self.t
+        reported: set[str] = set()
+        for uid in libs:
+            if eligible is not None and uid not in eligible:
+                continue
+            lib = self.out.units[uid].facts
+            assert isinstance(lib, SharedFacts)
+            for key in self.shlib_keys(lib, uid)[0]:
+                if key in t.defs or key in reported or not self.strongly_undefined(key):
+                    continue
+                if self.policy.binding_rule == "first-ref":
+                    # gold: the symbol belongs to its first referrer, until a strong reference
+                    # from a regular object takes it over.
+                    if t.first_ref.get(key, (uid, True))[0] != uid or t.strong_refs.get(key):
+                        continue
+                elif self.policy.shlib_skip_regular and t.refs.get(key):
+                    continue
+                if self.policy.shlib_once_per_symbol:
+                    reported.add(key)
+                self.out.error("shlib-undefined", key, uid)
+
+    def binding_strong(self, key: str) -> bool:
+        """Strongly referenced now, by the linker's rule for weak vs. strong references.
+
+        bfd: any strong reference; lld: the regular references when there are any, else
+        the first library reference (later library references never change the binding);
+        gold: the first reference, made strong by a later strong regular reference.
+        """
+        t = self.t
+        if key not in t.undef:
+            return False
+        rule = self.policy.binding_rule
+        if rule == "regular":
+            if t.refs.get(key):
+                return bool(t.strong_refs.get(key))
+            first = t.first_ref.get(key)
+            return first is None or first[1]
+        if rule == "first-ref":
+            first = t.first_ref.get(key)
+            return bool(t.strong_refs.get(key)) or (first is not None and first[1])
+        return True
+
+    def strongly_undefined(self, key: str) -> bool:
+        """Undefined and not weak, by the linker's binding rule."""
+        return self.binding_strong(key)
+
+    def stop_after_duplicates(self) -> None:
+        """lld and mold report nothing after "duplicate symbol" errors."""
+        if self.policy.duplicates_stop and any(e.kind == "multiple-definition" for e in self.out.errors):
+            self.out.fatal = True
+
+    def required_errors(self) -> None:
+        """--require-defined symbols that nothing defines."""
+        for key in self.ctx.options.require_defined:
+            if key not in self.t.defs:
+                self.out.error("required-undefined", key, None)
+
+    def soname_of(self, uid: int) -> str:
+        """SONAME of a library unit (its file name when it has none)."""
+        lib = self.out.units[uid].facts
+        assert isinstance(lib, SharedFacts)
+        return lib.soname or os.path.basename(lib.path)
+
+    def needed_known(self, uid: int, sonames: set[str]) -> bool:
+        """True when every DT_NEEDED of the library is among the link's libraries."""
+        lib = self.out.units[uid].facts
+        assert isinstance(lib, SharedFacts)
+        return all(n in sonames for n in lib.needed)

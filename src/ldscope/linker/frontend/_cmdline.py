@@ -1,0 +1,226 @@
+"""From what the user has to the linker's own argv: drivers, response files, -Wl, linkers.
+
+A compiler-driver command is turned into the real linker line by asking the driver
+(`gcc -### …` is a dry run: nothing is compiled or linked). Without the driver, documented
+defaults of Debian 12's gcc are used instead, and the result says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ldscope.linker.frontend._driver import fallback_linker_argv, is_driver_name
+
+LINKERS = ("bfd", "gold", "lld", "mold")
+_MAX_RESPONSE_DEPTH = 16
+_MAX_RESPONSE_BYTES = 16 << 20
+_LINKER_NAMES = {
+    "ld.bfd": "bfd", "ld.gold": "gold", "gold": "gold", "ld.lld": "lld", "lld": "lld",
+    "ld64.lld": "lld", "mold": "mold", "ld.mold": "mold",
+}  # fmt: skip
+
+
+class CommandLineError(Exception):
+    """A link line that cannot be understood at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkLine:
+    """The linker argv ldscope simulates, where it came from, and what it chose."""
+
+    argv: tuple[str, ...]  # argv[0] is the linker program
+    original: tuple[str, ...]
+    cwd: str
+    linker: str  # bfd | gold | lld | mold
+    linker_program: str
+    source: str  # "linker" | "driver" | "driver-fallback" | "log"
+    notes: tuple[str, ...]
+
+
+def split_quoted(text: str) -> list[str]:
+    """Split like libiberty's buildargv: blanks separate, quotes group, backslash escapes."""
+    args: list[str] = []
+    cur: list[str] = []
+    have = False
+    quote: str | None = None
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n:
+            cur.append(text[i + 1])
+            have = True
+            i += 2
+            continue
+        if quote is not None:
+            if c == quote:
+                quote = None
+            else:
+                cur.append(c)
+        elif c in "\"'":
+            quote = c
+            have = True
+        elif c.isspace():
+            if have or cur:
+                args.append("".join(cur))
+                cur, have = [], False
+        else:
+            cur.append(c)
+            have = True
+        i += 1
+    if have or cur:
+        args.append("".join(cur))
+    return args
+
+
+def expand_response_files(argv: list[str], cwd: str, notes: list[str], depth: int = 0) -> list[str]:
+    """Replace each `@file` by its words (recursively); an unreadable @file stays as written."""
+    out: list[str] = []
+    for k, word in enumerate(argv):
+        if k == 0 or not word.startswith("@") or len(word) == 1:
+            out.append(word)
+            continue
+        path = os.path.join(cwd, word[1:])
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(_MAX_RESPONSE_BYTES + 1)
+        except OSError:
+            out.append(word)
+            continue
+        if len(data) > _MAX_RESPONSE_BYTES:
+            raise CommandLineError(f"response file {word[1:]} is larger than 16 MiB")
+        if depth >= _MAX_RESPONSE_DEPTH:
+            raise CommandLineError(f"response file {word[1:]}: nested more than {depth} deep")
+        words = split_quoted(data.decode("utf-8", "surrogateescape"))
+        notes.append(f"expanded response file {word} ({len(words)} arguments)")
+        out.extend(expand_response_files(["-", *words], cwd, notes, depth + 1)[1:])
+    return out
+
+
+def linker_from_program(program: str) -> str | None:
+    """bfd/gold/lld/mold from a linker program name (following the `ld` symlink)."""
+    base = os.path.basename(program)
+    if base in _LINKER_NAMES:
+        return _LINKER_NAMES[base]
+    if base == "ld" or base.endswith("-ld") or base == "collect2":
+        found = program if os.sep in program else shutil.which(program)
+        if found:
+            real = os.path.basename(os.path.realpath(found))
+            if real in _LINKER_NAMES:
+                return _LINKER_NAMES[real]
+        return "bfd"
+    for suffix, name in (("-ld.bfd", "bfd"), ("-ld.gold", "gold"), ("-ld.lld", "lld")):
+        if base.endswith(suffix):
+            return name
+    return None
+
+
+def _fuse_ld(argv: list[str] | tuple[str, ...]) -> str | None:
+    for word in reversed(argv):
+        if word.startswith("-fuse-ld="):
+            value = word.split("=", 1)[1]
+            return _LINKER_NAMES.get(value, _LINKER_NAMES.get(f"ld.{value}", value))
+    return None
+
+
+def parse_driver_output(stderr: str) -> list[str] | None:
+    """The linker command from `driver -###` output (the last collect2/ld/mold step)."""
+    found: list[str] | None = None
+    for line in stderr.splitlines():
+        if not line.startswith(" "):
+            continue
+        words = split_quoted(line)
+        if words and (linker_from_program(words[0]) is not None):
+            found = words
+    return found
+
+
+def run_driver_dry(argv: list[str], cwd: str, env: Mapping[str, str] | None) -> tuple[list[str] | None, str]:
+    """Ask the driver for its linker line (`-###`); (argv or None, why not)."""
+    program = argv[0]
+    exe = shutil.which(program, path=(env or os.environ).get("PATH")) if os.sep not in program else program
+    if exe is None or not os.path.exists(exe):
+        return None, f"driver {program!r} is not installed here"
+    try:
+        proc = subprocess.run(
+            [exe, "-###", *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=60,
+            env=dict(env) if env is not None else None, errors="surrogateescape",
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"driver {program!r} could not be asked for its link line: {exc}"
+    found = parse_driver_output(proc.stderr)
+    if found is None:
+        tail = proc.stderr.strip().splitlines()[-1:] if proc.stderr.strip() else []
+        why = f": {tail[0]}" if tail else ""
+        return None, f"driver {program!r} printed no link step for these arguments{why}"
+    return found, ""
+
+
+def _program_kind(program: str) -> str:
+    base = os.path.basename(program)
+    if linker_from_program(program) is not None and base not in ("collect2",):
+        return "linker"
+    if base == "collect2":
+        return "linker"
+    if is_driver_name(base):
+        return "driver"
+    return "unknown"
+
+
+def resolve_link_line(
+    argv: list[str] | tuple[str, ...], cwd: str | None = None, linker: str | None = None,
+    env: Mapping[str, str] | None = None, use_driver: bool = True, source: str | None = None,
+) -> LinkLine:
+    """Turn a user command (driver or linker, with @files) into the linker argv to simulate."""
+    if not argv:
+        raise CommandLineError("empty command line")
+    where = os.path.abspath(cwd or os.getcwd())
+    notes: list[str] = []
+    words = expand_response_files(list(argv), where, notes)
+    program = words[0]
+    kind = _program_kind(program)
+    if kind == "unknown":
+        raise CommandLineError(
+            f"{program!r} is neither a compiler driver (gcc, g++, cc, clang, ...) nor a linker "
+            "(ld, ld.bfd, ld.gold, ld.lld, mold, collect2)"
+        )
+    chosen_from = "linker"
+    ld_argv: list[str]
+    if kind == "driver":
+        found: list[str] | None = None
+        why = ""
+        if use_driver:
+            found, why = run_driver_dry(words, where, env)
+        if found is not None:
+            ld_argv = found
+            chosen_from = "driver"
+            notes.append(f"link line obtained from `{os.path.basename(program)} -###` (dry run)")
+        else:
+            ld_argv, fallback_notes = fallback_linker_argv(words)
+            chosen_from = "driver-fallback"
+            notes.append(f"{why or 'driver not used'}; using documented defaults instead")
+            notes.extend(fallback_notes)
+    else:
+        ld_argv = words
+    name = linker or _fuse_ld(ld_argv) or _fuse_ld(words) or linker_from_program(ld_argv[0]) or "bfd"
+    if name not in LINKERS:
+        raise CommandLineError(f"unknown linker {name!r} (choose one of {', '.join(LINKERS)})")
+    return LinkLine(
+        argv=tuple(ld_argv), original=tuple(argv), cwd=where, linker=name,
+        linker_program=ld_argv[0], source=source or chosen_from, notes=tuple(notes),
+    )
+
+
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def strip_env_assignments(words: list[str]) -> list[str]:
+    """Drop leading NAME=value words (as rustc prints before the command)."""
+    k = 0
+    while k < len(words) - 1 and _ENV_ASSIGN.match(words[k]):
+        k += 1
+    return words[k:]

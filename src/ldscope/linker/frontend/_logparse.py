@@ -1,0 +1,187 @@
+"""Finding the failing link command in a build log.
+
+- rustc's "linking with `cc` failed" note: quoted arguments, maybe after NAME="value"
+  words; `<sysroot>` is rustc's sysroot (`rustc --print sysroot`), "<N object files
+  omitted>" are the codegen units next to the output (`OUT.*.rcgu.o`), `{a-*,b-*}.rlib`
+  patterns are expanded;
+- make / ninja / CMake verbose output: the last compiler-driver or linker command that
+  links (`-o`, no `-c`) before the first linker error, with `cd DIR &&` and make's
+  "Entering directory" giving the working directory.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ldscope.linker.frontend._cmdline import (
+    CommandLineError,
+    linker_from_program,
+    split_quoted,
+    strip_env_assignments,
+)
+from ldscope.linker.frontend._driver import is_driver_name
+
+_RUST_NOTE = re.compile(r'note:\s+((?:[A-Za-z_][A-Za-z0-9_]*="(?:[^"\\]|\\.)*"\s+)*"(?:[^"\\]|\\.)*".*)$')
+_OMITTED = re.compile(r"^<(\d+) object files? omitted>$")
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_ERROR_MARKERS = ("undefined reference to", "undefined symbol:", "multiple definition of",
+                  "duplicate symbol:", "DSO missing", "cannot find -l", "ld returned",
+                  "error: linking with", "unable to find library", "library not found")
+_ENTERING = re.compile(r"Entering directory [`'\"](.+?)['\"]")
+_PREFIX = re.compile(r"^(?:\[\d+/\d+\]\s+|:\s*&&\s*)")
+
+
+@dataclass(frozen=True, slots=True)
+class LogLink:
+    """The link command found in a log, with where it ran and what the log reported."""
+
+    argv: tuple[str, ...]
+    cwd: str | None
+    origin: str
+    notes: tuple[str, ...]
+    reported: tuple[str, ...]  # the linker's own error lines in the log
+
+    def reported_symbols(self) -> set[str]:
+        """Symbols the log says were undefined (any linker's wording)."""
+        found: set[str] = set()
+        for line in self.reported:
+            for pat in (r"undefined reference to [`']([^'`]+)'", r"undefined symbol: (\S+)"):
+                found.update(m.split("@", 1)[0] for m in re.findall(pat, line))
+        return found
+
+
+@lru_cache(maxsize=2)
+def rust_sysroot() -> str | None:
+    """rustc's sysroot (asks `rustc --print sysroot`, a toolchain query)."""
+    for exe in (shutil.which("rustc"), os.path.expanduser("~/.cargo/bin/rustc")):
+        if exe and os.path.exists(exe):
+            try:
+                out = subprocess.run([exe, "--print", "sysroot"], capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if out.returncode == 0 and out.stdout.strip():
+                return out.stdout.strip()
+    return None
+
+
+def _expand_braces(word: str) -> list[str]:
+    m = _BRACES.search(word)
+    if not m:
+        return [word]
+    out: list[str] = []
+    for alt in m.group(1).split(","):
+        out.extend(_expand_braces(word[: m.start()] + alt + word[m.end():]))
+    return out
+
+
+def expand_rustc(words: list[str], notes: list[str]) -> list[str]:
+    """Undo rustc's elisions: <sysroot>, omitted object files, {..}.rlib patterns."""
+    sysroot = rust_sysroot() if any("<sysroot>" in w for w in words) else None
+    output = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "-o"), None)
+    out: list[str] = []
+    for w in words:
+        m = _OMITTED.match(w)
+        if m:
+            want = int(m.group(1))
+            found = sorted(glob.glob(glob.escape(output) + ".*.rcgu.o")) if output else []
+            if found:
+                notes.append(f"rustc omitted {want} object file(s); using the {len(found)} codegen "
+                             f"unit(s) next to {os.path.basename(output or '')}")
+                out.extend(found)
+            else:
+                notes.append(f"rustc omitted {want} object file(s) and they are gone: the prediction "
+                             "is partial (build with RUSTFLAGS=-Csave-temps to keep them)")
+                out.append(f"<{want} object files omitted by rustc>")
+            continue
+        if "<sysroot>" in w:
+            if sysroot is None:
+                notes.append("rustc's sysroot is unknown (rustc not found); its libraries are missing")
+            else:
+                w = w.replace("<sysroot>", sysroot)
+        if "{" in w and "*" in w:
+            hits = [h for pat in _expand_braces(w) for h in sorted(glob.glob(pat))[:1]]
+            if hits:
+                out.extend(hits)
+                continue
+        out.append(w)
+    return out
+
+
+def _rustc(lines: list[str]) -> LogLink | None:
+    for i, line in enumerate(lines):
+        m = _RUST_NOTE.search(line)
+        if not m:
+            continue
+        words = strip_env_assignments(split_quoted(m.group(1)))
+        if not words or not (is_driver_name(os.path.basename(words[0])) or linker_from_program(words[0])):
+            continue
+        notes: list[str] = []
+        argv = expand_rustc(words, notes)
+        reported = tuple(x.strip().removeprefix("= note:").strip() for x in lines[i + 1:] if _is_error(x))
+        return LogLink(tuple(argv), None, "rustc linker note", tuple(notes), reported)
+    return None
+
+
+def _is_error(line: str) -> bool:
+    return any(k in line for k in _ERROR_MARKERS)
+
+
+def _shell_words(line: str) -> tuple[list[str], str | None]:
+    """Words of one shell command line, and a `cd DIR &&` directory if any."""
+    text = _PREFIX.sub("", line.strip())
+    text = re.sub(r"\s*&&\s*:\s*$", "", text)
+    cwd = None
+    m = re.match(r"^cd\s+(\S+)\s*&&\s*(.*)$", text)
+    if m:
+        cwd, text = m.group(1), m.group(2)
+    try:
+        return shlex.split(text), cwd
+    except ValueError:
+        return [], cwd
+
+
+def _links(words: list[str]) -> bool:
+    if not words:
+        return False
+    prog = os.path.basename(words[0])
+    if not (is_driver_name(prog) or linker_from_program(words[0])):
+        return False
+    if linker_from_program(words[0]) and not is_driver_name(prog):
+        return True
+    return "-o" in words and not any(w in ("-c", "-S", "-E") for w in words)
+
+
+def _build_tool(lines: list[str], cwd: str | None) -> LogLink | None:
+    first_error = next((i for i, x in enumerate(lines) if _is_error(x)), len(lines))
+    best: tuple[list[str], str | None, int] | None = None
+    where = cwd
+    for i, line in enumerate(lines[:first_error + 1]):
+        m = _ENTERING.search(line)
+        if m:
+            where = m.group(1)
+            continue
+        words, cd = _shell_words(line)
+        if _links(words):
+            best = (words, cd or where, i)
+    if best is None:
+        return None
+    words, run_dir, at = best
+    reported = tuple(x.strip() for x in lines[at + 1:] if _is_error(x))
+    return LogLink(tuple(words), run_dir, "build-tool command", (), reported)
+
+
+def find_link_in_log(text: str, cwd: str | None = None) -> LogLink:
+    """The failing link command in a build log; CommandLineError if there is none."""
+    lines = text.splitlines()
+    found = _rustc(lines) or _build_tool(lines, cwd)
+    if found is None:
+        raise CommandLineError("no link command found in the log (looked for rustc's linker note "
+                               "and for compiler/linker command lines with -o)")
+    return found

@@ -1,0 +1,446 @@
+"""Per-input symbol facts as a linker sees them, read once per file and cached.
+
+Symbol keys: a plain name stands for an unversioned reference or definition; a definition
+with a default version (`foo@@V`) is also reachable as `foo`; every versioned definition is
+reachable as `foo@V` (what an object's `.symver` reference to `foo@V` looks up).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldscope.elf import constants as C
+from ldscope.elf._archive import Archive, is_archive
+from ldscope.elf._archive_index import IndexedArchive
+from ldscope.elf._file import ElfFile, is_elf
+from ldscope.elf._ldscript import LinkerScript, parse_linker_script
+from ldscope.errors import InputFormatError
+
+_SNIFF = 4096
+SYM_STRONG, SYM_WEAK, SYM_COMMON, SYM_UNDEF, SYM_WEAK_UNDEF = 1, 2, 3, 4, 5
+_MAX_SCRIPT = 4 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectFacts:
+    """Global symbols of one relocatable object (a file or an archive member)."""
+
+    name: str
+    machine: str
+    elf_class: int
+    strong: tuple[str, ...]
+    weak: tuple[str, ...]
+    common: tuple[str, ...]
+    data_defs: frozenset[str]  # strong, not a function, not common: what bfd accepts for a common
+    undef: tuple[str, ...]  # strong references
+    weak_undef: tuple[str, ...]  # references that are weak (and not also strong)
+    group_of: Mapping[str, str]  # key -> COMDAT group signature of its section
+    groups: tuple[str, ...]
+    has_symtab: bool
+    e_type: int = C.ET_REL
+    symbols: tuple[tuple[str, int], ...] = ()  # (key, SYM_*) in symbol-table order
+    group_refs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # sig -> refs from it
+    plain_refs: frozenset[str] = frozenset()  # refs from sections outside COMDAT groups
+
+    def defines(self, key: str) -> bool:
+        """True if the object defines `key` (strong, weak or common)."""
+        return key in self.strong or key in self.weak or key in self.common
+
+
+@dataclass(frozen=True, slots=True)
+class SharedFacts:
+    """The dynamic interface of one shared library."""
+
+    path: str
+    soname: str | None
+    needed: tuple[str, ...]
+    runpath: tuple[str, ...]
+    rpath: tuple[str, ...]
+    machine: str
+    elf_class: int
+    defs: Mapping[str, bool]  # key -> weak definition?
+    display: Mapping[str, str]  # key -> "name@@VER" for versioned definitions
+    undef: tuple[str, ...]
+    weak_undef: tuple[str, ...]
+    undef_versions: Mapping[str, str] = field(default_factory=dict)  # reference -> version it names
+    order: tuple[tuple[str, int], ...] = ()  # (key, SYM_*) in .dynsym order
+    data_defs: frozenset[str] = frozenset()  # strong, not a function, in an initialised section
+
+    def beats_common(self, key: str) -> bool:
+        """bfd: this library's definition replaces a common symbol of a regular object (a
+        strong data symbol with initialised contents; a function, a weak symbol or a
+        .bss symbol -- a common resolved when the library was made -- does not)."""
+        return key in self.data_defs
+
+    def shown(self, key: str) -> str:
+        """The symbol as a linker prints it (`name@@VER` when versioned)."""
+        return self.display.get(key, key)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberProblem:
+    """An archive member a linker cannot use, and why."""
+
+    name: str
+    reason: str
+
+
+@dataclass(slots=True)
+class ArchiveFacts:
+    """An ar archive: its GNU index and members whose facts are read on first use."""
+
+    path: str
+    archive: Archive
+    member_names: tuple[str, ...]
+    index_entries: tuple[tuple[str, int], ...]
+    has_gnu_index: bool
+    problems: dict[int, str] = field(default_factory=dict)
+    _members: dict[int, ObjectFacts | MemberProblem] = field(default_factory=dict)
+    _defined: dict[str, list[int]] | None = None
+
+    def member(self, index: int) -> ObjectFacts | MemberProblem:
+        """Facts of member `index` (cached), or why it cannot be used."""
+        found = self._members.get(index)
+        if found is not None:
+            return found
+        m = self.archive.members[index]
+        display = f"{self.path}({m.name})"
+        result: ObjectFacts | MemberProblem
+        if not m.is_elf:
+            result = MemberProblem(m.name, m.skip_reason or "not an ELF object")
+        else:
+            try:
+                elf = ElfFile(self.archive.member_data(m), display)
+                result = object_facts(elf, display)
+            except (InputFormatError, ValueError) as exc:
+                reason = exc.reason if isinstance(exc, InputFormatError) else str(exc)
+                result = MemberProblem(m.name, reason)
+        self._members[index] = result
+        return result
+
+    def lazy_symbols(self) -> dict[str, list[int]]:
+        """Defined symbol -> members defining it, from the members' own tables (no index)."""
+        if self._defined is None:
+            found: dict[str, list[int]] = {}
+            for i in range(len(self.member_names)):
+                facts = self.member(i)
+                if isinstance(facts, MemberProblem):
+                    continue
+                for group in (facts.strong, facts.weak, facts.common):
+                    for key in group:
+                        found.setdefault(key, []).append(i)
+            self._defined = found
+        return self._defined
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptFacts:
+    """A GNU ld script given as an input (e.g. glibc's libc.so)."""
+
+    path: str
+    script: LinkerScript
+
+
+@dataclass(frozen=True, slots=True)
+class BadInput:
+    """A file that exists but is not something the linker can use."""
+
+    path: str
+    reason: str
+    kind: str  # "incompatible-input" | "corrupt-input" | "not-recognized"
+
+
+FileFacts = ObjectFacts | SharedFacts | ArchiveFacts | ScriptFacts | BadInput
+
+
+def _keys_for_definition(name: str) -> tuple[str, ...]:
+    """Lookup keys a definition named `name` (maybe `foo@@V` / `foo@V`) answers to."""
+    at = name.find("@")
+    if at <= 0:
+        return (name,)
+    base = name[:at]
+    if name.startswith("@@", at):
+        return (base, base + "@" + name[at + 2 :])
+    return (name,)
+
+
+def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
+    """Split the non-local symbols of a relocatable object the way symbol resolution needs."""
+    table = elf.symtab
+    groups = elf.comdat_groups
+    if table is None or len(table) == 0:
+        return ObjectFacts(display, elf.machine, elf.elf_class, (), (), (), frozenset(), (), (),
+                           {}, tuple(g for g, _ in groups), table is not None, elf.e_type)
+    bind = table.bind
+    shndx = table.section_index
+    stype = table.type
+    keep = bind != C.STB_LOCAL
+    keep[0] = False
+    idx = np.flatnonzero(keep)
+    names = _symtab_names(elf, table.entries["st_name"][idx].tolist())
+    if names is None:
+        names = table.strings.get_many(table.entries["st_name"][idx])
+    if not groups and "" not in names and not any("@" in n for n in names):
+        return _plain_object_facts(elf, display, names, bind[idx], shndx[idx], stype[idx])
+    binds = bind[idx].tolist()
+    secs = shndx[idx].tolist()
+    types = stype[idx].tolist()
+    section_group: dict[int, str] = {}
+    for sig, members in groups:
+        for s in members:
+            section_group[s] = sig
+    strong: list[str] = []
+    weak: list[str] = []
+    common: list[str] = []
+    data: set[str] = set()
+    undef: dict[str, None] = {}
+    weak_undef: dict[str, None] = {}
+    group_of: dict[str, str] = {}
+    order: list[tuple[str, int]] = []
+    for name, b, sec, typ in zip(names, binds, secs, types):
+        if not name:
+            continue
+        if sec == C.SHN_UNDEF:
+            if b == C.STB_WEAK:
+                weak_undef[name] = None
+                order.append((name, SYM_WEAK_UNDEF))
+            else:
+                undef[name] = None
+                order.append((name, SYM_UNDEF))
+            continue
+        keys = _keys_for_definition(name) if "@" in name else (name,)
+        if sec == C.SHN_COMMON:
+            common.extend(keys)
+            order.extend((k, SYM_COMMON) for k in keys)
+            continue
+        is_weak = b == C.STB_WEAK
+        code = SYM_WEAK if is_weak else SYM_STRONG
+        if len(keys) == 1:
+            (weak if is_weak else strong).append(name)
+            order.append((name, code))
+        else:
+            (weak if is_weak else strong).extend(keys)
+            order.extend((k, code) for k in keys)
+        if not is_weak and typ != C.STT_FUNC:
+            data.update(keys)
+        group = section_group.get(sec)
+        if group is not None:
+            for k in keys:
+                group_of[k] = group
+    group_refs: dict[str, frozenset[str]] = {}
+    plain_refs: frozenset[str] = frozenset()
+    if groups:
+        group_refs, plain_refs = _refs_by_group(elf, idx.tolist(), names, secs, section_group)
+    return ObjectFacts(
+        name=display, machine=elf.machine, elf_class=elf.elf_class, strong=tuple(strong),
+        weak=tuple(weak), common=tuple(common), data_defs=frozenset(data), undef=tuple(undef),
+        weak_undef=tuple(n for n in weak_undef if n not in undef), group_of=group_of,
+        groups=tuple(g for g, _ in groups), has_symtab=True, e_type=elf.e_type,
+        symbols=tuple(order), group_refs=group_refs, plain_refs=plain_refs,
+    )
+
+
+def _plain_object_facts(elf: ElfFile, display: str, names: list[str], bind: np.ndarray,
+                        shndx: np.ndarray, stype: np.ndarray) -> ObjectFacts:
+    """The common case (no COMDAT groups, no versioned names): codes computed with numpy."""
+    undef = shndx == C.SHN_UNDEF
+    common = shndx == C.SHN_COMMON
+    weak = bind == C.STB_WEAK
+    codes = np.where(undef, np.where(weak, SYM_WEAK_UNDEF, SYM_UNDEF),
+                     np.where(common, SYM_COMMON, np.where(weak, SYM_WEAK, SYM_STRONG))).tolist()
+    is_data = (~undef & ~common & ~weak & (stype != C.STT_FUNC)).tolist()
+    buckets: dict[int, list[str]] = {SYM_STRONG: [], SYM_WEAK: [], SYM_COMMON: [], SYM_UNDEF: [],
+                                     SYM_WEAK_UNDEF: []}
+    data: list[str] = []
+    for name, code, d in zip(names, codes, is_data):
+        buckets[code].append(name)
+        if d:
+            data.append(name)
+    strong_undef = tuple(dict.fromkeys(buckets[SYM_UNDEF]))
+    weak_undef = tuple(n for n in dict.fromkeys(buckets[SYM_WEAK_UNDEF]) if n not in strong_undef)
+    return ObjectFacts(
+        name=display, machine=elf.machine, elf_class=elf.elf_class,
+        strong=tuple(buckets[SYM_STRONG]), weak=tuple(buckets[SYM_WEAK]),
+        common=tuple(buckets[SYM_COMMON]), data_defs=frozenset(data), undef=strong_undef,
+        weak_undef=weak_undef, group_of={}, groups=(), has_symtab=True, e_type=elf.e_type,
+        symbols=tuple(zip(names, codes)),
+    )
+
+
+def _symtab_names(elf: ElfFile, offsets: list[int]) -> list[str] | None:
+    """Names from .symtab's string table, read as one bytes object (fast for archive
+    members, whose buffers are memoryviews); None if the table is unavailable."""
+    table = elf.symtab
+    if table is None:
+        return None
+    strings = table.strings
+    blob = elf.read_bytes(strings.start - elf.base, strings.size, ".strtab")
+    size = len(blob)
+    if not offsets:
+        return []
+    nuls = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
+    nuls = np.append(nuls, size)
+    offs = np.minimum(np.asarray(offsets, dtype=np.int64), size)
+    ends = nuls[np.searchsorted(nuls, offs)].tolist()
+    return [blob[o:e].decode("utf-8", "surrogateescape") for o, e in zip(offs.tolist(), ends)]
+
+
+def _refs_by_group(elf: ElfFile, indices: list[int], names: list[str], secs: list[int],
+                   section_group: dict[int, str]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """Undefined symbols referenced from each COMDAT group's sections, and from the rest.
+
+    A reference only made from a group that the link discards is never reported."""
+    undef_name = {i: n for i, n, sec in zip(indices, names, secs) if sec == C.SHN_UNDEF and n}
+    by_group: dict[str, set[str]] = {}
+    plain: set[str] = set()
+    for sec, table in elf.section_relocations:
+        sig = section_group.get(sec.info) or section_group.get(sec.index)
+        used = {undef_name[i] for i in np.unique(table.symbol_indices).tolist() if i in undef_name}
+        (by_group.setdefault(sig, set()) if sig else plain).update(used)
+    return {k: frozenset(v) for k, v in by_group.items()}, frozenset(plain)
+
+
+def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
+    """Exported definitions, references, SONAME and DT_NEEDED of a shared library."""
+    dyn = elf.dynamic
+    table = elf.dynsym
+    defs: dict[str, bool] = {}
+    display: dict[str, str] = {}
+    undef: list[str] = []
+    weak_undef: list[str] = []
+    versioned: dict[str, str] = {}
+    order: list[tuple[str, int]] = []
+    data_defs: set[str] = set()
+    if table is not None and len(table):
+        bind = table.bind
+        shndx = table.section_index
+        vis = table.visibility
+        keep = (bind != C.STB_LOCAL) & ((vis == C.STV_DEFAULT) | (vis == C.STV_PROTECTED))
+        keep[0] = False
+        idx = np.flatnonzero(keep)
+        names = table.strings.get_many(table.entries["st_name"][idx])
+        binds = bind[idx].tolist()
+        secs = shndx[idx].tolist()
+        types = table.type[idx].tolist()
+        nobits = {i for i, t in enumerate(elf.section_headers["sh_type"].tolist()) if t == C.SHT_NOBITS} \
+            if len(elf.section_headers) else set()
+        versions = table.versions
+        vnames: list[str | None] = [None] * len(idx)
+        hidden: list[bool] = [False] * len(idx)
+        if versions is not None and versions.versym is not None:
+            all_names = versions.version_names(len(table))
+            hmask = versions.hidden_mask(len(table))
+            pos = idx.tolist()
+            vnames = [all_names[i] for i in pos]
+            hidden = hmask[idx].tolist()
+        for name, b, sec, ver, hid, typ in zip(names, binds, secs, vnames, hidden, types):
+            if not name:
+                continue
+            if sec not in (C.SHN_UNDEF, C.SHN_COMMON) and b != C.STB_WEAK and typ not in (
+                    C.STT_FUNC, C.STT_GNU_IFUNC) and sec not in nobits:
+                data_defs.add(name)
+            if sec == C.SHN_UNDEF:
+                (weak_undef if b == C.STB_WEAK else undef).append(name)
+                order.append((name, SYM_WEAK_UNDEF if b == C.STB_WEAK else SYM_UNDEF))
+                if ver is not None:
+                    versioned[name] = ver
+                continue
+            weak = b == C.STB_WEAK
+            code = SYM_WEAK if weak else SYM_STRONG
+            if ver is None or ver == name:
+                defs.setdefault(name, weak)
+                order.append((name, code))
+                continue
+            defs.setdefault(f"{name}@{ver}", weak)
+            order.append((f"{name}@{ver}", code))
+            if not hid:
+                defs.setdefault(name, weak)
+                order.append((name, code))
+                display[name] = f"{name}@@{ver}"
+            else:
+                display.setdefault(f"{name}@{ver}", f"{name}@{ver}")
+    return SharedFacts(
+        path=path,
+        soname=dyn.soname if dyn is not None else None,
+        needed=dyn.needed if dyn is not None else (),
+        runpath=dyn.runpath if dyn is not None else (),
+        rpath=dyn.rpath if dyn is not None else (),
+        machine=elf.machine, elf_class=elf.elf_class, defs=defs, display=display,
+        undef=tuple(undef), weak_undef=tuple(weak_undef), undef_versions=versioned, order=tuple(order), data_defs=frozenset(data_defs),
+    )
+
+
+def _read_head(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        return os.read(fd, _SNIFF)
+    finally:
+        os.close(fd)
+
+
+def _read_script(path: str) -> str:
+    with open(path, "rb") as fh:
+        data = fh.read(_MAX_SCRIPT + 1)
+    if len(data) > _MAX_SCRIPT:
+        raise InputFormatError(path, "too large for a linker script")
+    return data.decode("utf-8", "surrogateescape")
+
+
+def read_facts(path: str) -> FileFacts:
+    """Classify and read one input file (never raises for bad content: returns BadInput)."""
+    try:
+        head = _read_head(path)
+    except OSError as exc:
+        return BadInput(path, f"cannot open: {exc.strerror or exc}", "missing-input")
+    if not head:
+        return BadInput(path, "file is empty (file format not recognized)", "not-recognized")
+    try:
+        if is_elf(head):
+            elf = ElfFile.open(path)
+            if elf.e_type == C.ET_DYN:
+                return shared_facts(elf, path)
+            if elf.e_type == C.ET_REL:
+                return object_facts(elf, path)
+            return BadInput(path, f"{elf.type_name} file cannot be linked against", "not-recognized")
+        if is_archive(head):
+            ar = IndexedArchive.open(path)
+            return ArchiveFacts(
+                path=path, archive=ar, member_names=tuple(m.name for m in ar.members),
+                index_entries=ar.index_entries, has_gnu_index=not ar.ld_reports_no_index,
+            )
+        text = _read_script(path)
+        return ScriptFacts(path, parse_linker_script(text, path))
+    except InputFormatError as exc:
+        kind = "corrupt-input" if is_elf(head) or is_archive(head) else "not-recognized"
+        return BadInput(path, exc.reason, kind)
+    except OSError as exc:
+        return BadInput(path, f"cannot read: {exc.strerror or exc}", "missing-input")
+
+
+class FactsCache:
+    """Facts per file, keyed by identity (device, inode, size, mtime) so edits are seen."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[str, int, int, int, int], FileFacts] = {}
+
+    def get(self, path: str) -> FileFacts:
+        """Facts of `path`, read at most once while the file is unchanged."""
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return BadInput(path, f"cannot open: {exc.strerror or exc}", "missing-input")
+        key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        found = self._by_key.get(key)
+        if found is None:
+            found = read_facts(path)
+            if len(self._by_key) > 4096:
+                self._by_key.clear()
+            self._by_key[key] = found
+        return found
+
+
+DEFAULT_CACHE = FactsCache()

@@ -1,0 +1,121 @@
+"""Render a LoadReport as text: a libtree-like tree, then problems grouped by cause."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ldscope.loader import _results as R
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _style(text: str, color: str | None, use_color: bool, bold: bool = False) -> str:
+    if not use_color or color is None:
+        return text
+    import click
+
+    return click.style(text, fg=color, bold=bold)
+
+
+def render_load_text(report: R.LoadReport, verbose: bool = False, use_color: bool = False) -> str:
+    """The whole text report for one load."""
+    lines: list[str] = []
+    verdict = (
+        _style("loads", "green", use_color, True)
+        if report.loads
+        else _style("DOES NOT LOAD", "red", use_color, True)
+    )
+    lines.append(f"{report.target}: {verdict}")
+    lines.append(f"  as: {report.host}")
+    lines.append("")
+    lines.extend(_tree(report, verbose, use_color))
+    problems = [p for p in report.problems if verbose or p.severity != "info"]
+    if problems:
+        lines.append("")
+        lines.extend(render_problems(problems, verbose, use_color))
+    return "\n".join(lines) + "\n"
+
+
+def _tree(report: R.LoadReport, verbose: bool, use_color: bool) -> list[str]:
+    children: dict[str, list[R.LibraryResult]] = {}
+    for lib in report.libraries:
+        for parent in lib.needed_by:
+            children.setdefault(parent, []).append(lib)
+    lines = [report.target]
+    shown: set[str] = set()
+
+    def walk(parent: str, prefix: str, depth: int) -> None:
+        kids = children.get(parent, [])
+        for i, lib in enumerate(kids):
+            last = i == len(kids) - 1
+            branch = "└── " if last else "├── "
+            if lib.path is None:
+                label = _style(f"{lib.name} not found", "red", use_color, True)
+                lines.append(f"{prefix}{branch}{label}")
+                sub = prefix + ("    " if last else "│   ")
+                if lib.tried:
+                    lines.append(f"{sub}  tried, in order:")
+                    tried = lib.tried if verbose or len(lib.tried) <= 12 else lib.tried[:12]
+                    for t in tried:
+                        lines.append(f"{sub}    {t.path}  [{t.source}: {t.outcome}]")
+                    if len(tried) < len(lib.tried):
+                        lines.append(f"{sub}    … {len(lib.tried) - len(tried)} more (-v lists all)")
+                continue
+            repeat = lib.path in shown
+            via = lib.found_via or ""
+            name = lib.name if lib.name == lib.path else f"{lib.name} => {lib.path}"
+            suffix = " (see above)" if repeat and via != R.VIA_ALREADY_LOADED else ""
+            color = "blue" if via == R.VIA_ALREADY_LOADED else None
+            lines.append(f"{prefix}{branch}{_style(name, color, use_color)}  [{via}]{suffix}")
+            if not repeat:
+                shown.add(lib.path)
+                if depth < 32:
+                    walk(lib.path, prefix + ("    " if last else "│   "), depth + 1)
+
+    walk(report.target, "", 0)
+    if verbose:
+        host_roots = [lib for lib in report.libraries if "(host)" in lib.needed_by]
+        if host_roots:
+            lines.append("")
+            lines.append("host process:")
+            for lib in report.libraries:
+                if lib.path and lib.path not in shown and lib.path != report.target:
+                    lines.append(f"  {lib.name} => {lib.path}  [{lib.found_via}]")
+    return lines
+
+
+def render_problems(problems: list[R.Problem], verbose: bool, use_color: bool) -> list[str]:
+    """Problems grouped by cause, most severe first, each with its evidence and near-misses."""
+    groups: OrderedDict[str, list[R.Problem]] = OrderedDict()
+    for p in sorted(problems, key=lambda p: _SEVERITY_ORDER.get(p.severity, 3)):
+        groups.setdefault(p.cause or p.message, []).append(p)
+    plural = "s" if len(problems) != 1 else ""
+    lines = [f"{len(problems)} problem{plural}, {len(groups)} cause{'s' if len(groups) != 1 else ''}:"]
+    for _cause, members in groups.items():
+        first = members[0]
+        color = "red" if first.severity == "error" else "yellow"
+        tag = _style(f"{first.severity} [{first.when}]", color, use_color, True)
+        if first.cause_summary:
+            count = f" ({len(members)} symbols)" if len(members) > 1 else ""
+            lines.append(f"  {tag} {first.cause_summary}{count}")
+        elif first.kind == R.UNRESOLVED_SYMBOL and len(members) > 1:
+            lines.append(f"  {tag} {first.file}: {len(members)} undefined symbols")
+        else:
+            lines.append(f"  {tag} {first.message}")
+        shown = members if verbose or len(members) <= 10 else members[:10]
+        for p in shown:
+            if p.kind == R.UNRESOLVED_SYMBOL:
+                version = f" (version {p.version})" if p.version else ""
+                when = f" [{p.when}]" if p.when != first.when else ""
+                lines.append(f"      {p.symbol}{version}{when}")
+                if p.demangled:
+                    lines.append(f"        = {p.demangled}")
+            for n in p.near_misses[: (5 if verbose else 2)]:
+                lines.append(f"        near-miss: {n.explanation}")
+        if len(shown) < len(members):
+            lines.append(f"      … {len(members) - len(shown)} more (-v lists all)")
+        if first.kind == R.MISSING_LIBRARY and first.tried and verbose:
+            lines.append("      tried, in order:")
+            for t in first.tried:
+                lines.append(f"        {t.path}  [{t.source}: {t.outcome}]")
+    return lines

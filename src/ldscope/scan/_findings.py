@@ -1,0 +1,168 @@
+"""Findings: distinct problems reported once, grouped by root cause, with every file affected."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from ldscope.loader import _results as R
+from ldscope.loader._environment import LoadEnvironment
+from ldscope.loader._image import ElfImage
+from ldscope.scan._discover import Candidate
+
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+_LD_LIBRARY_PATH_SET = re.compile(r"\bLD_LIBRARY_PATH\s*=")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One root cause: its distinct problems and the scanned files it affects."""
+
+    cause: str
+    severity: str
+    kind: str
+    title: str
+    problems: tuple[R.Problem, ...]
+    files: tuple[str, ...]
+
+
+def _problem_key(p: R.Problem) -> tuple[object, ...]:
+    return (p.kind, p.file, p.symbol, p.version, p.library, p.message)
+
+
+def _title(cause: str, problems: list[R.Problem]) -> str:
+    first = problems[0]
+    if first.cause_summary:
+        return first.cause_summary + (f" ({len(problems)} symbols)" if len(problems) > 1 else "")
+    if first.kind == R.MISSING_LIBRARY:
+        needers = sorted({p.file for p in problems})
+        more = f" and {len(needers) - 1} more" if len(needers) > 1 else ""
+        return f"{first.library} is missing (needed by {needers[0]}{more})"
+    if first.kind == R.UNRESOLVED_SYMBOL and len(problems) > 1:
+        return f"{first.file}: {len(problems)} undefined symbols"
+    return first.message
+
+
+def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
+    """Deduplicate problems across all loads and group them by cause."""
+    problems: dict[tuple[object, ...], R.Problem] = {}
+    affected: dict[tuple[object, ...], list[str]] = {}
+    consequence: dict[tuple[object, ...], str] = {}
+    for target, report in reports:
+        missing_by_file: dict[str, str] = {}
+        for p in report.problems:
+            if p.kind == R.MISSING_LIBRARY and p.severity == "error":
+                missing_by_file.setdefault(p.file, p.cause or (p.kind + ":" + (p.library or p.message)))
+        for p in report.problems:
+            if p.severity == "info":
+                continue
+            key = _problem_key(p)
+            problems.setdefault(key, p)
+            hit = affected.setdefault(key, [])
+            if target not in hit:
+                hit.append(target)
+            # ld.so stops at a missing library: a symbol of the file that needed it, found
+            # nowhere else, is that library's consequence (ldd -r lists both), not a cause.
+            if (p.kind == R.UNRESOLVED_SYMBOL and p.file in missing_by_file and not p.near_misses
+                    and not p.cause_summary):
+                consequence.setdefault(key, missing_by_file[p.file])
+    groups: dict[str, list[tuple[object, ...]]] = {}
+    for key, p in problems.items():
+        cause = consequence.get(key) or p.cause or (p.kind + ":" + (p.library or p.message))
+        groups.setdefault(cause, []).append(key)
+    for keys in groups.values():
+        # The root cause first: it names the finding (kind, title).
+        keys.sort(key=lambda k: 0 if k not in consequence else 1)
+    findings = []
+    for cause, keys in groups.items():
+        members = [problems[k] for k in keys]
+        files: list[str] = []
+        for k in keys:
+            for f in affected[k]:
+                if f not in files:
+                    files.append(f)
+        severity = min((p.severity for p in members), key=lambda s: _SEVERITY_RANK.get(s, 3))
+        findings.append(Finding(cause, severity, members[0].kind, _title(cause, members),
+                                tuple(members), tuple(files)))
+    return findings
+
+
+def environment_findings(
+    candidates: list[Candidate],
+    images: dict[str, ElfImage],
+    reports: list[tuple[str, R.LoadReport]],
+    activation_scripts: tuple[str, ...],
+    env: LoadEnvironment,
+) -> list[Finding]:
+    """Findings about the environment rather than a file: duplicate SONAMEs, LD_LIBRARY_PATH."""
+    findings: list[Finding] = []
+    by_soname: dict[str, list[str]] = {}
+    keys_seen: dict[str, set[int]] = {}
+    for c in candidates:
+        image = images.get(c.path)
+        if image is None or image.soname is None:
+            continue
+        ids = keys_seen.setdefault(image.soname, set())
+        if id(image) in ids:
+            continue  # the same file (hard link or same inode) under another name
+        ids.add(id(image))
+        by_soname.setdefault(image.soname, []).append(c.path)
+    for soname, paths in sorted(by_soname.items()):
+        if len(paths) < 2 or _identical([images[p].host_path for p in paths]):
+            continue  # byte-identical copies (auditwheel's content-hashed names) cannot disagree
+        message = (f"{len(paths)} different files have SONAME {soname}: " + ", ".join(paths)
+                   + "; which one a process gets depends on load order and search paths")
+        problem = R.Problem("duplicate-soname", "warning", paths[0], message, R.WHEN_NEVER,
+                            library=soname, cause=f"duplicate-soname:{soname}")
+        findings.append(Finding(problem.cause or "", "warning", "duplicate-soname",
+                                f"two copies of {soname} in the target", (problem,), tuple(paths)))
+    via_variable: dict[str, list[str]] = {}
+    for target, report in reports:
+        for lib in report.libraries:
+            if lib.found_via == R.VIA_LD_LIBRARY_PATH and lib.path:
+                via_variable.setdefault(lib.path, [])
+                if target not in via_variable[lib.path]:
+                    via_variable[lib.path].append(target)
+    setters = [s for s in activation_scripts if _sets_ld_library_path(s)]
+    for path, targets in sorted(via_variable.items()):
+        origin = (f"set by activation script {setters[0]}" if setters
+                  else "set in the environment ldscope runs in")
+        message = (f"{path} is found only through LD_LIBRARY_PATH ({origin}); a process started "
+                   "without it (a service, another shell, a subprocess with a clean environment) "
+                   "will not find it")
+        problem = R.Problem("found-via-variable", "warning", path, message, R.WHEN_NEVER,
+                            library=os.path.basename(path), cause=f"ld-library-path:{path}")
+        findings.append(Finding(problem.cause or "", "warning", "found-via-variable",
+                                f"{os.path.basename(path)} found only via LD_LIBRARY_PATH",
+                                (problem,), tuple(targets)))
+    _ = env
+    return findings
+
+
+def _identical(paths: list[str]) -> bool:
+    """True if all files have the same contents (size first, then SHA-256)."""
+    import hashlib
+
+    try:
+        sizes = {os.path.getsize(p) for p in paths}
+        if len(sizes) > 1:
+            return False
+        digests = set()
+        for p in paths:
+            h = hashlib.sha256()
+            with open(p, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
+            digests.add(h.hexdigest())
+        return len(digests) == 1
+    except OSError:
+        return False
+
+
+def _sets_ld_library_path(script: str) -> bool:
+    try:
+        with open(script, encoding="utf-8", errors="replace") as fh:
+            return bool(_LD_LIBRARY_PATH_SET.search(fh.read(1 << 20)))
+    except OSError:
+        return False
