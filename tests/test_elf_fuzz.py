@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from ldscope.elf import ElfFile
 from ldscope.elf import constants as C
-from ldscope.elf._hashlookup import HashedNames, exported_names
+from ldscope.elf._hashlookup import HashedNames, lookup_exported
 from ldscope.elf._relocs import copy_relocated_symbols, relr_count
 from ldscope.elf._structs import elf_dtypes
 from ldscope.errors import InputFormatError
@@ -517,7 +517,7 @@ def touch_everything(elf: ElfFile) -> Counter[str]:
     probe("debuglink", lambda: elf.debuglink)
     probe("stripped", lambda: elf.is_stripped)
     probe("comdat_groups", lambda: elf.comdat_groups)
-    probe("hash_lookup", lambda: exported_names(elf, _HASH_PROBE))
+    probe("hash_lookup", lambda: lookup_exported(elf, _HASH_PROBE))
     probe("loader_image", lambda: _touch_image(elf))
     return outcome
 

@@ -17,7 +17,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from ldscope.elf import ElfFile
-from ldscope.elf._hashlookup import HashedNames, exported_names, gnu_hash, sysv_hash
+from ldscope.elf._hashlookup import HashedNames, gnu_hash, lookup_exported, sysv_hash
 from tests.conftest import run
 
 
@@ -43,7 +43,7 @@ def check(path: str, extra: list[str], rng: random.Random) -> int:
     asked += rng.sample(unexported, min(100, len(unexported)))
     asked += [n + "_absent" for n in asked[:50]] + extra
     with ElfFile.open(path) as elf:
-        found = exported_names(elf, HashedNames(asked))
+        found = lookup_exported(elf, HashedNames(asked))
     assert found is not None, f"{path}: no hash table"
     got = {asked[i] for i in found}
     assert got == {n for n in asked if n in exported}, path
@@ -92,6 +92,6 @@ def test_built_library_with_each_hash_style(tmp_path: Path, style: str) -> None:
     assert (has_gnu, has_sysv) == {"sysv": (False, True), "gnu": (True, False), "both": (True, True)}[style]
     names = [f"fn_{i}" for i in range(600)] + ["undefined_here", "calls", "fn_600", "fn_"]
     with ElfFile.open(path) as elf:
-        found = {names[i] for i in exported_names(elf, HashedNames(names)) or []}
+        found = {names[i] for i in lookup_exported(elf, HashedNames(names)) or []}
     assert found == {f"fn_{i}" for i in range(600) if i % 7} | {"calls"}
     check(path, [], random.Random(1))

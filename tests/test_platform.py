@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.system import _platform as P
+from ldscope import system as P
 from ldscope.system._ldcache import CacheLookupContext
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"

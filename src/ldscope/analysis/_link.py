@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from ldscope.analysis._link_results import InputSummary, LinkError, LinkReport, TraceEntry
 from ldscope.explain._link import Explainer
 from ldscope.fixes._link import evaluate
+from ldscope.linker._environment import link_environment
 from ldscope.linker._simulate import Simulation, simulate_argv
 from ldscope.linker.frontend._cmdline import LinkLine, resolve_link_line
 from ldscope.linker.inputs._facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
@@ -18,7 +19,7 @@ def simulate_command(argv: Sequence[str], cwd: str | None = None, linker: str | 
                      env: Mapping[str, str] | None = None) -> Simulation:
     """Simulate a driver or linker command line."""
     line = resolve_link_line(list(argv), cwd=cwd, linker=linker, env=env)
-    return simulate_argv(line, env=env)
+    return simulate_argv(line, environment=link_environment(env))
 
 
 def predict_link_facts(argv: Sequence[str], cwd: str, linker: str | None = None
@@ -78,7 +79,7 @@ def backref_notes(sim: Simulation) -> list[str]:
             notes.append(f"backward reference: `{key}' referenced by {who} is defined in "
                          f"{arc.display} (argument {arc.position}), which comes before it "
                          "(lld --warn-backrefs would warn)")
-    bfd = simulate_argv(sim.line, linker="bfd")
+    bfd = simulate_argv(sim.line, linker="bfd", environment=sim.environment)
     if sim.links and not bfd.links:
         n = sum(1 for e in bfd.outcome.errors if e.shown)
         notes.insert(0, f"this line links with {sim.policy.label} only because it ignores archive "
@@ -90,14 +91,15 @@ def backref_notes(sim: Simulation) -> list[str]:
 def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool = False,
                  confirm: bool = False, search: bool = True) -> LinkReport:
     """Simulate, explain, and (if asked) find and confirm fixes."""
-    sim = simulate_argv(line, env=env)
+    sim = simulate_argv(line, environment=link_environment(env))
     errors: tuple[LinkError, ...] = Explainer(sim, search=search).explain()
     fixes = evaluate(sim, errors) if (fix or confirm) and not sim.links else ()
     confirmation = None
     if confirm:
         from ldscope.fixes._confirm import confirm as run_confirm
 
-        confirmation, fixes = run_confirm(line.argv, sim.policy.name, line.cwd, sim.links, fixes)
+        confirmation, fixes = run_confirm(line.argv, sim.policy.name, line.cwd, sim.links, fixes,
+                                          sim.environment.variables)
     notes = [*line.notes, *sim.resolved.notes,
              f"default search directories: {sim.resolved.default_dirs_source}", *backref_notes(sim)]
     partial_reasons = [e.message for e in errors if e.kind in _PARTIAL_KINDS]

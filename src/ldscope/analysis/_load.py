@@ -75,7 +75,6 @@ def simulate_load(
     options = options or LoadOptions()
     if env is None:
         env = make_environment(options.env, options.clear_env, options.root)
-        env.extra_search_dirs = options.also_search
     images = images or ImageCache()
     # One load: bind reference by reference (bindings, interposition); -v shows bindings.
     model = LoaderModel(env, images, record_bindings=True)

@@ -26,13 +26,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 
+from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
 
 AR_MAGIC = b"!<arch>\n"
 THIN_MAGIC = b"!<thin>\n"
 HEADER_SIZE = 60
 _FMAG = b"`\n"
-_ELF_MAGIC = b"\x7fELF"
 _GNU_INDEX_FORMATS = ("gnu", "gnu64")
 
 
@@ -335,7 +335,7 @@ class Archive:
             )
         else:
             head, reason = _probe(thin_path)
-        is_elf = reason is None and head.startswith(_ELF_MAGIC)
+        is_elf = reason is None and head.startswith(C.ELF_MAGIC)
         if reason is None and not is_elf:
             reason = _describe_non_elf(head, size, name)
         self.members.append(

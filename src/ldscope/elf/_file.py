@@ -33,7 +33,7 @@ from ldscope.elf._versions import (
 )
 from ldscope.errors import InputFormatError
 
-ELF_MAGIC = b"\x7fELF"
+ELF_MAGIC = C.ELF_MAGIC
 
 
 def is_elf(first_bytes: bytes) -> bool:

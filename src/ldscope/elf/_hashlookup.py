@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldscope.elf import constants as C
+from ldscope.elf._symbols import is_exported
 from ldscope.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ class HashedNames:
         self.sysv = [sysv_hash(n) for n in self.names]
 
 
-def exported_names(elf: ElfFile, wanted: HashedNames) -> list[int] | None:
-    """Indices into `wanted` of names the file defines with global or weak binding.
+def lookup_exported(elf: ElfFile, wanted: HashedNames) -> list[int] | None:
+    """Indices into `wanted` of names the file exports (SymbolTable.exported_mask).
 
     None when the file has no dynamic hash table to answer from (the caller then reads
     the symbol table itself). Malformed tables raise InputFormatError.
@@ -81,7 +82,7 @@ def exported_names(elf: ElfFile, wanted: HashedNames) -> list[int] | None:
                 continue
             if elf.read_bytes(strtab + st_name, len(name) + 1, "dynamic string") != name + b"\0":
                 continue
-            if int(sym["st_shndx"]) != C.SHN_UNDEF and (int(sym["st_info"]) >> 4) != C.STB_LOCAL:
+            if is_exported(int(sym["st_info"]), int(sym["st_other"]), int(sym["st_shndx"])):
                 found.append(w)
                 break
     return found

@@ -25,6 +25,8 @@ import re
 import stat
 from dataclasses import dataclass, field
 
+from ldscope.elf._archive import AR_MAGIC, THIN_MAGIC
+from ldscope.elf.constants import ELF_MAGIC
 from ldscope.errors import InputFormatError
 
 #: Commands GNU ld accepts at the top level of a script (ldgram.y), modelled or not.
@@ -429,7 +431,7 @@ _COMMAND_RE = re.compile(r"([A-Z_][A-Z0-9_]*)\s*[({]")
 
 def looks_like_linker_script(first_bytes: bytes) -> bool:
     """Whether a file starting with these bytes (pass a few KiB) is a GNU ld script."""
-    if first_bytes[:4] == b"\x7fELF" or first_bytes[:8] in (b"!<arch>\n", b"!<thin>\n"):
+    if first_bytes[:4] == ELF_MAGIC or first_bytes[:8] in (AR_MAGIC, THIN_MAGIC):
         return False
     if any(b < 0x20 and b not in b"\t\n\r\f\v" for b in first_bytes) or b"\x7f" in first_bytes:
         return False

@@ -13,7 +13,10 @@ from ldscope.elf.constants import (
     SHN_ABS,
     SHN_COMMON,
     SHN_UNDEF,
+    STB_LOCAL,
     STB_WEAK,
+    STV_DEFAULT,
+    STV_PROTECTED,
     TYPE_NAMES,
     VISIBILITY_NAMES,
 )
@@ -52,6 +55,11 @@ class Symbol:
         """
         hidden = self.version_hidden or self.version_file is not None
         return format_versioned_name(self.name, self.version, self.defined, hidden)
+
+
+def is_exported(st_info: int, st_other: int, st_shndx: int) -> bool:
+    """One entry's SymbolTable.exported_mask: defined, not local, default or protected."""
+    return st_shndx != SHN_UNDEF and st_info >> 4 != STB_LOCAL and st_other & 3 in (STV_DEFAULT, STV_PROTECTED)
 
 
 def format_versioned_name(name: str, version: str | None, defined: bool, hidden: bool) -> str:
@@ -126,6 +134,22 @@ class SymbolTable:
     def defined_mask(self) -> np.ndarray:
         """True where the symbol is defined (not SHN_UNDEF)."""
         return self.section_index != SHN_UNDEF
+
+    @property
+    def global_mask(self) -> np.ndarray:
+        """True for the symbols other files see: not local, default or protected visibility
+        (defined or not; hidden and internal ones are the file's own)."""
+        vis = self.visibility
+        return (self.bind != STB_LOCAL) & ((vis == STV_DEFAULT) | (vis == STV_PROTECTED))
+
+    @property
+    def exported_mask(self) -> np.ndarray:
+        """True for the definitions other files can bind to: defined and global_mask."""
+        return self.global_mask & self.defined_mask
+
+    def exported_names(self) -> list[str]:
+        """Names of the exported definitions (exported_mask), in table order."""
+        return self.strings.get_many(self.entries["st_name"][np.flatnonzero(self.exported_mask)])
 
     @property
     def undefined_mask(self) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 # e_ident
+ELF_MAGIC = b"\x7fELF"  # EI_MAG0..EI_MAG3
 ELFCLASS32 = 1
 ELFCLASS64 = 2
 ELFDATA2LSB = 1

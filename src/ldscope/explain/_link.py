@@ -95,7 +95,7 @@ class Explainer:
         if e.kind == "missing-input" and e.input_seq in self.inputs:
             detail = self.inputs[e.input_seq].detail or detail
         message = word(sim.policy.name, sim.line.linker_program, e.kind, shown_sym, ref_name,
-                       other_name, detail)
+                       other_name, detail, sim.environment.variables)
         defs: tuple[Definition, ...] = ()
         misses: tuple[NearMiss, ...] = ()
         explanation = ""

@@ -4,16 +4,12 @@ on the search path that are not on the line. Read-only, bounded, cached per simu
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import numpy as np
-
-from ldscope.elf._archive_index import IndexedArchive
-from ldscope.elf._file import ElfFile
+from ldscope.elf import ElfFile, IndexedArchive, is_archive, is_elf
 from ldscope.errors import InputFormatError
 from ldscope.linker._simulate import Simulation
-from ldscope.linker.inputs._facts import DEFAULT_CACHE, ArchiveFacts, FactsCache, SharedFacts
-from ldscope.linker.inputs._searchdirs import bfd_needed_search_path
+from ldscope.linker.inputs import ArchiveFacts, FactsCache, SharedFacts, bfd_needed_search_path, library_flag
 
 MAX_FILES_PER_DIR = 400
 MAX_FILES = 1500
@@ -35,10 +31,14 @@ class Lookup:
     """Lazily built indexes over DT_NEEDED libraries and the search path."""
 
     sim: Simulation
-    cache: FactsCache = field(default_factory=lambda: DEFAULT_CACHE)
     _needed: list[tuple[str, SharedFacts, str, int | None]] | None = None
     _search: list[tuple[str, SharedFacts | ArchiveFacts]] | None = None
     _names: list[tuple[str, frozenset[str]]] | None = None
+
+    @property
+    def cache(self) -> FactsCache:
+        """The facts cache the simulation was given."""
+        return self.sim.environment.cache
 
     def abs(self, path: str) -> str:
         """Path against the link's directory."""
@@ -64,7 +64,7 @@ class Lookup:
                     continue
                 seen.add(name)
                 cands = bfd_needed_search_path(name, self.abs(by_path), by.runpath, by.rpath,
-                                               o.rpath_link, o.rpath, os.environ, o.sysroot,
+                                               o.rpath_link, o.rpath, self.sim.environment.variables, o.sysroot,
                                                self.sim.resolved.search_dirs)
                 cands += [(os.path.join(d, name), "-L") for d in ldirs]
                 for path, _rule in cands:
@@ -156,16 +156,11 @@ def exported_names(path: str) -> frozenset[str] | None:
         return _EXPORTED[ident]
     names: frozenset[str] | None = None
     try:
-        if head[:4] == b"\x7fELF":
+        if is_elf(head):
             with ElfFile.open(path) as elf:
                 table = elf.dynsym
-                if table is not None and len(table):
-                    keep = (table.bind != 0) & (table.section_index != 0) & (table.visibility != 2)
-                    keep[0] = False
-                    names = frozenset(table.strings.get_many(table.entries["st_name"][np.flatnonzero(keep)]))
-                else:
-                    names = frozenset()
-        elif head in (b"!<arch>\n", b"!<thin>\n"):
+                names = frozenset(table.exported_names()) if table is not None else frozenset()
+        elif is_archive(head):
             names = _index_names(path)
             if names is None:
                 with IndexedArchive.open(path) as ar:
@@ -204,13 +199,3 @@ def _is_system(d: str) -> bool:
     """A compiler or system library directory (not the project's own)."""
     norm = os.path.normpath(d)
     return norm.startswith(("/usr/lib", "/lib", "/usr/local/lib"))
-
-
-def library_flag(path: str) -> str:
-    """The -l option that finds `path` (`-lfoo` for libfoo.so/.a, else `-l:name`)."""
-    base = os.path.basename(path)
-    for suffix in (".so", ".a"):
-        if base.startswith("lib") and base.endswith(suffix):
-            return f"-l{base[3:-len(suffix)]}"
-    return f"-l:{base}"
-

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ldscope.elf._hashlookup import HashedNames, exported_names
+from ldscope.elf import HashedNames, is_elf, lookup_exported
 from ldscope.errors import InputFormatError
 from ldscope.loader._image import ElfImage
 
@@ -73,21 +73,18 @@ class SharedIndex:
     def _probe(self, fs: object, host: str, identity: object, facts: _FileExports | None,
                wanted: HashedNames) -> _FileExports | None:
         """Ask one file about the wanted names (None if it is not a readable ELF file)."""
-        from ldscope.elf import constants as C
-
         try:
             if facts is None:
-                if fs.head(host, 4) != b"\x7fELF":  # type: ignore[attr-defined]
+                if not is_elf(fs.head(host, 4)):  # type: ignore[attr-defined]
                     return None
                 facts = _FileExports(identity)
             with fs.open_elf(host) as elf:  # type: ignore[attr-defined]
                 facts.probes += 1
-                hits = None if facts.probes > _PROBES_BEFORE_FULL_READ else exported_names(elf, wanted)
+                hits = None if facts.probes > _PROBES_BEFORE_FULL_READ else lookup_exported(elf, wanted)
                 if hits is None:
                     table = elf.dynsym
                     if table is not None:
-                        mask = (table.section_index != C.SHN_UNDEF) & (table.bind != C.STB_LOCAL)
-                        facts.found.update(table.strings.get_many(table.entries["st_name"][mask]))
+                        facts.found.update(table.exported_names())
                     facts.complete = True
                 else:
                     facts.found.update(wanted.text[i] for i in hits)

@@ -7,20 +7,21 @@ it links for a fix that fixes the link alone, it still fails for a rejected cand
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ldscope.analysis._link_results import Confirmation, Fix
+from ldscope.system import environment_or_process, find_program
 
 PROGRAMS = {"bfd": "ld.bfd", "gold": "ld.gold", "lld": "ld.lld", "mold": "mold"}
 TIMEOUT = 300
 
 
-def runnable_argv(argv: tuple[str, ...], linker: str, out: str) -> list[str] | None:
+def runnable_argv(argv: tuple[str, ...], linker: str, out: str, env: Mapping[str, str]) -> list[str] | None:
     """The line with the real linker program, its output in `out`, plugin options dropped."""
-    program = shutil.which(PROGRAMS[linker]) or (shutil.which("ld") if linker == "bfd" else None)
+    program = find_program(PROGRAMS[linker], env) or (find_program("ld", env) if linker == "bfd" else None)
     if program is None:
         return None
     words: list[str] = [program]
@@ -35,30 +36,33 @@ def runnable_argv(argv: tuple[str, ...], linker: str, out: str) -> list[str] | N
     return [*words, "-o", out]
 
 
-def run_linker(argv: tuple[str, ...], linker: str, cwd: str) -> tuple[int | None, str]:
-    """(exit status or None if it could not run, stderr tail)."""
+def run_linker(argv: tuple[str, ...], linker: str, cwd: str, env: Mapping[str, str] | None = None
+               ) -> tuple[int | None, str]:
+    """(exit status or None if it could not run, stderr tail), run in environment `env`
+    (default: the process environment)."""
+    env = environment_or_process(env)
     with tempfile.TemporaryDirectory(prefix="ldscope-confirm-") as tmp:
-        words = runnable_argv(argv, linker, os.path.join(tmp, "out"))
+        words = runnable_argv(argv, linker, os.path.join(tmp, "out"), env)
         if words is None:
             return None, f"{PROGRAMS[linker]} is not installed"
         try:
             proc = subprocess.run(words, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT,
-                                  errors="replace")
+                                  errors="replace", env=dict(env))
         except (OSError, subprocess.TimeoutExpired) as exc:
             return None, str(exc)
         return proc.returncode, proc.stderr[-4000:]
 
 
 def confirm(argv: tuple[str, ...], linker: str, cwd: str, predicted_links: bool,
-            fixes: tuple[Fix, ...]) -> tuple[Confirmation, tuple[Fix, ...]]:
+            fixes: tuple[Fix, ...], env: Mapping[str, str]) -> tuple[Confirmation, tuple[Fix, ...]]:
     """Run the original line and every fix that links alone (or in combination)."""
-    status, err = run_linker(argv, linker, cwd)
+    status, err = run_linker(argv, linker, cwd, env)
     links = None if status is None else status == 0
     agrees = None if links is None else links == predicted_links
     conf = Confirmation(PROGRAMS[linker], status, links, agrees, err.strip())
     checked: list[Fix] = []
     for f in fixes:
-        rc, _ = run_linker(f.argv, linker, cwd)
+        rc, _ = run_linker(f.argv, linker, cwd, env)
         # confirmed: the real linker does what was predicted for this line (links or not).
         checked.append(replace(f, confirmed=None if rc is None else (rc == 0) == f.fixes_alone))
     return conf, tuple(checked)

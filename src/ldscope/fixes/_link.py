@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass
 
 from ldscope.analysis._link_results import Edit, Fix, LinkError
-from ldscope.explain._link_lookup import library_flag
 from ldscope.linker._simulate import Simulation, simulate_argv
+from ldscope.linker.inputs import library_flag
 
 _TWO_WORD = frozenset(("-l", "-L", "-T", "-o", "-u", "-e", "-z", "-m", "-R", "-h", "-y", "-Y",
                        "--library", "--library-path", "--script", "-rpath", "--rpath",
@@ -175,7 +175,8 @@ def evaluate(sim: Simulation, errors: tuple[LinkError, ...]) -> tuple[Fix, ...]:
     argv = sim.line.argv
     results: list[tuple[Candidate, Simulation]] = []
     for c in cands:
-        results.append((c, simulate_argv(sim.line, apply_edits(argv, c.edits), sim.policy.name)))
+        results.append((c, simulate_argv(sim.line, apply_edits(argv, c.edits), sim.policy.name,
+                                           sim.environment)))
     combo_ids: set[int] = set()
     combo_fix: Fix | None = None
     if not any(s.links for _, s in results):
@@ -187,7 +188,7 @@ def evaluate(sim: Simulation, errors: tuple[LinkError, ...]) -> tuple[Fix, ...]:
                 picks[c.target] = n
         if len(picks) > 1:
             edits = tuple(e for n in picks.values() for e in results[n][0].edits)
-            combined = simulate_argv(sim.line, apply_edits(argv, edits), sim.policy.name)
+            combined = simulate_argv(sim.line, apply_edits(argv, edits), sim.policy.name, sim.environment)
             if combined.links:
                 combo_ids = set(picks.values())
                 combo_fix = Fix(f"fix{len(cands) + 1}", "together: " + "; ".join(

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ldscope.elf import ElfFile, FileKind, detect_kind
 from ldscope.elf import constants as C
-from ldscope.elf._file import ElfFile
-from ldscope.elf._sniff import FileKind, detect_kind
 from ldscope.errors import InputFormatError
 
 
@@ -157,7 +156,7 @@ def elf_info(elf: ElfFile, path: str) -> ElfInfo:
 
 def archive_info(path: str) -> ArchiveInfo:
     """Summarise an ar archive (members, index, whether GNU ld would refuse it)."""
-    from ldscope.elf._archive import Archive
+    from ldscope.elf import Archive
 
     with Archive.open(path) as archive:
         members = tuple(
@@ -179,7 +178,7 @@ def archive_info(path: str) -> ArchiveInfo:
 
 def script_info(path: str) -> ScriptInfo:
     """Summarise a GNU ld script."""
-    from ldscope.elf._ldscript import parse_linker_script
+    from ldscope.elf import parse_linker_script
 
     try:
         with open(path, "rb") as fh:

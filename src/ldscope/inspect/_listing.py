@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ldscope.elf import ElfFile, SymbolTable, format_versioned_name
 from ldscope.elf import constants as C
-from ldscope.elf._file import ElfFile
-from ldscope.elf._symbols import SymbolTable, format_versioned_name
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 

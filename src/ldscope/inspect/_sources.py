@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ldscope.elf._file import ElfFile
-from ldscope.elf._sniff import FileKind, detect_kind
+from ldscope.elf import ElfFile, FileKind, detect_kind
 from ldscope.errors import InputFormatError
 from ldscope.inspect._listing import ListingOptions, TableListing, list_symbols
 
@@ -25,7 +24,7 @@ def collect_listings(path: str, options: ListingOptions) -> list[TableListing]:
 
 
 def _archive_listings(path: str, options: ListingOptions) -> list[TableListing]:
-    from ldscope.elf._archive import Archive
+    from ldscope.elf import Archive
 
     results: list[TableListing] = []
     with Archive.open(path) as archive:

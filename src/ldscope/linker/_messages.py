@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
+from collections.abc import Mapping
+
+from ldscope.system import find_program
 
 _PROGRAM = {"bfd": "ld.bfd", "gold": "ld.gold", "lld": "ld.lld", "mold": "mold"}
 
 
-def program_label(linker: str, program: str) -> str:
+def program_label(linker: str, program: str, env: Mapping[str, str]) -> str:
     """How the linker names itself at the start of a line: its argv[0] for GNU ld and gold
-    (collect2 runs them by full path), `ld.lld` and `mold` for the others."""
+    (collect2 runs them by full path, found on PATH), `ld.lld` and `mold` for the others."""
     if linker in ("lld", "mold"):
         return _PROGRAM[linker]
     if os.path.basename(program) == "collect2":
         name = "ld" if linker == "bfd" else _PROGRAM[linker]
-        return shutil.which(name) or name
+        return find_program(name, env) or name
     return program
 
 
@@ -41,9 +43,9 @@ def missing_spec(spec: str) -> tuple[str, bool]:
 
 
 def word(linker: str, program: str, kind: str, symbol: str | None, ref: str | None,
-         other: str | None, detail: str) -> str:
+         other: str | None, detail: str, env: Mapping[str, str]) -> str:
     """The linker's message for one error."""
-    p = program_label(linker, program)
+    p = program_label(linker, program, env)
     s = symbol or ""
     if linker == "bfd":
         return _bfd(p, kind, s, ref, other, detail)

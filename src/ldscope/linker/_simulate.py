@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from ldscope.linker._environment import LinkEnvironment, link_environment
 from ldscope.linker.engines._base import Engine, EngineContext
 from ldscope.linker.engines._lld import LazyEngine
 from ldscope.linker.engines._mold import MoldEngine
@@ -14,7 +13,6 @@ from ldscope.linker.engines._policy import POLICIES, Policy
 from ldscope.linker.engines._table import Outcome, RawError
 from ldscope.linker.frontend._cmdline import LinkLine
 from ldscope.linker.frontend._options import ParsedLine, output_kind, parse_linker_argv, unsupported_options
-from ldscope.linker.inputs._facts import DEFAULT_CACHE, FactsCache
 from ldscope.linker.inputs._resolve import ResolvedLine, resolve_inputs
 from ldscope.linker.inputs._searchdirs import default_dirs
 
@@ -29,6 +27,7 @@ class Simulation:
     outcome: Outcome
     policy: Policy
     kind: str
+    environment: LinkEnvironment
     missing_fatal: bool = True
 
     @property
@@ -46,20 +45,21 @@ def engine_class(policy: Policy) -> type[Engine]:
 
 
 def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: str | None = None,
-                  env: Mapping[str, str] | None = None, cache: FactsCache | None = None,
-                  missing_fatal: bool | None = None) -> Simulation:
-    """Simulate `argv` (default: the line's own) with `linker` (default: the line's)."""
+                  environment: LinkEnvironment | None = None, missing_fatal: bool | None = None) -> Simulation:
+    """Simulate `argv` (default: the line's own) with `linker` (default: the line's), in
+    `environment` (default: the process environment and the shared facts cache)."""
+    environment = environment if environment is not None else link_environment()
     policy = POLICIES[linker or line.linker]
     words = argv if argv is not None else line.argv
     parsed = parse_linker_argv(words)
     opts = parsed.options
     kind = output_kind(opts)
     dirs, source = default_dirs(policy.name, line.linker_program, opts.emulation, opts.sysroot,
-                                opts.nostdlib)
-    resolved = resolve_inputs(parsed.items, opts, line.cwd, dirs, source, cache or DEFAULT_CACHE)
+                                opts.nostdlib, environment.variables)
+    resolved = resolve_inputs(parsed.items, opts, line.cwd, dirs, source, environment.cache)
     script_dirs = dirs if policy.name == "bfd" else ()
     fatal = missing_fatal if missing_fatal is not None else line.source != "log"
-    ctx = EngineContext(resolved, opts, kind, env if env is not None else os.environ,
+    ctx = EngineContext(resolved, opts, kind, environment.variables, environment.cache,
                         line.linker_program, line.cwd, script_dirs, fatal, parsed.items)
     outcome = engine_class(policy)(ctx, policy).run()
     refused = unsupported_options(opts, policy.name)
@@ -68,4 +68,4 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
         outcome.errors = [RawError("unknown-option", None, None, None, f"{text} (argument {pos})")
                           for text, pos in refused] + hidden
         outcome.fatal = True
-    return Simulation(line, parsed, resolved, outcome, policy, kind, fatal)
+    return Simulation(line, parsed, resolved, outcome, policy, kind, environment, fatal)

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ldscope import system as plat
 from ldscope.errors import InputFormatError
-from ldscope.system import _platform as plat
-from ldscope.system._ldcache import CacheLookupContext, LdCache, load_ld_cache
+from ldscope.system import CacheLookupContext, LdCache, load_ld_cache
 
 
 def split_path_list(value: str | None) -> tuple[str, ...]:
@@ -39,11 +39,10 @@ class LoadEnvironment:
     architectures). The cache and ld.so.conf are read from inside it.
     """
 
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    env: Mapping[str, str] = field(default_factory=plat.process_environment)
     root: str | None = None
     cpu: plat.CpuFeatures | None = None
     secure: bool = False
-    extra_search_dirs: Sequence[str] = ()  # --also-search, for near-misses only
     problems: list[str] = field(default_factory=list)
     _cache_contexts: dict[tuple[str, int], CacheLookupContext] = field(default_factory=dict, repr=False)
     _subdirs: dict[tuple[str, str, int], tuple[str, ...]] = field(default_factory=dict, repr=False)
@@ -103,7 +102,7 @@ class LoadEnvironment:
 
     @cached_property
     def _conf_dirs(self) -> tuple[str, ...]:
-        from ldscope.system._ldconf import read_ld_so_conf
+        from ldscope.system import read_ld_so_conf
 
         conf = read_ld_so_conf("/etc/ld.so.conf", root=self.root)
         return conf.directories
@@ -174,8 +173,9 @@ def make_environment(
     base: Mapping[str, str] | None = None,
     detect_cpu: bool = True,
 ) -> LoadEnvironment:
-    """Build an environment from os.environ (or nothing with `clear`) plus NAME=VALUE overrides."""
-    env: dict[str, str] = {} if clear else dict(base if base is not None else os.environ)
+    """Build an environment from `base` (default: the process environment; nothing with
+    `clear`) plus NAME=VALUE overrides."""
+    env: dict[str, str] = {} if clear else dict(base if base is not None else plat.process_environment())
     for item in overrides:
         name, sep, value = item.partition("=")
         if not sep or not name:

@@ -8,14 +8,11 @@ from functools import cached_property
 
 import numpy as np
 
+from ldscope.elf import REF_LOAD, REF_NONE, ElfFile, StringTable, VersionRequirement, copy_relocated_symbols
 from ldscope.elf import constants as C
-from ldscope.elf._file import ElfFile
-from ldscope.elf._relocs import REF_LOAD, REF_NONE, copy_relocated_symbols
-from ldscope.elf._strings import StringTable
-from ldscope.elf._versions import VersionRequirement
 from ldscope.errors import InputFormatError
 from ldscope.loader._symarrays import DefinitionArrays, NameTable, ReferenceArrays
-from ldscope.system._filesystem import OSFileSystem
+from ldscope.system import OSFileSystem
 
 # For images built outside an ImageCache (tests, one-off reads): one shared table.
 _DEFAULT_NAMES = NameTable()

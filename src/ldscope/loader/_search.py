@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ldscope.elf import constants as C
+from ldscope.elf import is_elf
 from ldscope.errors import InputFormatError
 from ldscope.loader import _results as R
 from ldscope.loader._environment import LoadEnvironment
@@ -180,7 +181,7 @@ class Searcher:
         minimum = 52 if self.elf_class == C.ELFCLASS32 else 64
         if len(head) < minimum:
             return "file too short", None, "file too short"
-        if head[:4] != b"\x7fELF":
+        if not is_elf(head):
             return "invalid ELF header", None, "invalid ELF header"
         if head[4] != self.elf_class:
             return OUTCOME_WRONG_CLASS, None, None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ldscope.elf._symbols import format_versioned_name
+from ldscope.elf import format_versioned_name
 from ldscope.inspect._listing import SymbolRow, TableListing
 
 SYMBOLS_SCHEMA = "ldscope.symbols/1"

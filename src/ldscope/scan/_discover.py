@@ -8,9 +8,10 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ldscope.elf import NEVER_NATIVE
 from ldscope.elf import constants as C
 
-ELF_MAGIC = b"\x7fELF"
+ELF_MAGIC = C.ELF_MAGIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,17 +42,6 @@ class Discovery:
     candidates: list[Candidate] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     files_seen: int = 0
-
-
-# Extensions of files that are never native code, whatever their mode bits: a site-packages
-# tree is mostly these (torch: 9,000 headers, 11,000 .py/.pyc), and not stat'ing them halves
-# the walk.
-NEVER_NATIVE = frozenset({
-    "py", "pyc", "pyi", "pyo", "pyx", "pxd", "h", "hh", "hpp", "hxx", "cuh", "cu", "c", "cc",
-    "cpp", "cxx", "inc", "txt", "md", "rst", "json", "yaml", "yml", "toml", "cfg", "ini", "cmake",
-    "jinja", "typed", "html", "css", "js", "mjs", "png", "jpg", "jpeg", "gif", "svg", "csv",
-    "xml", "xsl", "pem", "tmpl",
-})
 
 
 def _interesting(name: str, mode: int) -> bool:
@@ -179,7 +169,7 @@ def _consider(path: str, discovery: Discovery, root: str | None,
     info = classify_head(head)
     if info is None:
         if ".so" in name:
-            from ldscope.elf._ldscript import looks_like_linker_script
+            from ldscope.elf import looks_like_linker_script
 
             if looks_like_linker_script(head):
                 discovery.skipped.append(Skipped(_target(path, root), "GNU ld script (used by the linker, never loaded)", False))

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ldscope import system as pyenv
 from ldscope.errors import InputFormatError
 from ldscope.loader import _results as R
 from ldscope.loader._image import ElfImage, ImageCache
@@ -23,8 +24,7 @@ from ldscope.scan._runner import (
     plan_jobs,
     run_jobs,
 )
-from ldscope.system import _python as pyenv
-from ldscope.system._filesystem import OSFileSystem, WheelOverlay
+from ldscope.system import OSFileSystem, WheelOverlay
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,7 @@ from ldscope.loader._environment import LoadEnvironment, make_environment
 from ldscope.loader._image import ElfImage, ImageCache
 from ldscope.loader._simulate import Host, LoaderModel
 from ldscope.scan._discover import Candidate, Skipped
-from ldscope.system._filesystem import OSFileSystem
-from ldscope.system._python import Distribution, requirement_closure
+from ldscope.system import Distribution, OSFileSystem, requirement_closure
 
 # Forking workers, and sending their reports back, costs about a tenth of a second: jobs run
 # in this process unless what remains is estimated to take at least this long.
@@ -100,7 +99,6 @@ class ScanState:
 def make_state(settings: ScanSettings, fs: OSFileSystem | None = None) -> ScanState:
     """A fresh state (environment, cache) for one worker."""
     env = make_environment(settings.env, settings.clear_env, settings.root)
-    env.extra_search_dirs = settings.also_search
     return ScanState(settings, env, ImageCache(fs))
 
 

@@ -1,1 +1,128 @@
-"""TODO."""
+"""Facts about a machine or sysroot, read without running anything analysed: the machines
+table, the CPU and what ld.so derives from it (default directories, hwcaps), ld.so.conf and
+ld.so.cache, the file-system view (with wheels read in place), Python environments and their
+installed distributions, what the toolchain says about itself, and the one capture of the
+process environment (`process_environment`).
+"""
+
+from __future__ import annotations
+
+from ldscope.system._environment import (
+    environment_or_process,
+    home_directory,
+    process_environment,
+    search_path,
+)
+from ldscope.system._filesystem import MAX_MEMBER_BYTES, OSFileSystem, WheelOverlay
+from ldscope.system._ldcache import (
+    CacheEntry,
+    CacheLookupContext,
+    LdCache,
+    cache_flags_for,
+    load_ld_cache,
+    parse_ld_cache,
+)
+from ldscope.system._ldconf import LdSoConf, read_ld_so_conf, resolve_in_root
+from ldscope.system._machines import (
+    MACHINES,
+    Machine,
+    abi_name,
+    by_emulation,
+    known_machine,
+    machine,
+    multiarch_triplet,
+    normalize_machine,
+)
+from ldscope.system._platform import (
+    X86_ISA_BASELINE,
+    CpuFeatures,
+    all_hwcaps_subdirs,
+    default_search_dirs,
+    hwcaps_subdirs,
+    legacy_hwcap_bits,
+    legacy_hwcap_subdirs,
+    lib_expansion,
+    parse_cpuinfo,
+    platform_expansion,
+    read_cpu_features,
+    search_subdirs,
+    x86_64_level,
+    x86_isa_bits,
+)
+from ldscope.system._python import (
+    Distribution,
+    PythonEnvironment,
+    describe_environment,
+    environment_of_interpreter,
+    find_interpreter,
+    looks_like_environment,
+    normalize_name,
+    read_distributions,
+    requirement_closure,
+    running_environment,
+)
+from ldscope.system._toolchain import (
+    bfd_script_search_dirs,
+    driver_dry_run,
+    find_program,
+    gold_search_dirs,
+    ld_so_conf_dirs,
+    rust_sysroot,
+)
+
+__all__ = [
+    "MACHINES",
+    "MAX_MEMBER_BYTES",
+    "X86_ISA_BASELINE",
+    "CacheEntry",
+    "CacheLookupContext",
+    "CpuFeatures",
+    "Distribution",
+    "LdCache",
+    "LdSoConf",
+    "Machine",
+    "OSFileSystem",
+    "PythonEnvironment",
+    "WheelOverlay",
+    "abi_name",
+    "all_hwcaps_subdirs",
+    "bfd_script_search_dirs",
+    "by_emulation",
+    "cache_flags_for",
+    "default_search_dirs",
+    "describe_environment",
+    "driver_dry_run",
+    "environment_of_interpreter",
+    "environment_or_process",
+    "find_interpreter",
+    "find_program",
+    "gold_search_dirs",
+    "home_directory",
+    "hwcaps_subdirs",
+    "known_machine",
+    "ld_so_conf_dirs",
+    "legacy_hwcap_bits",
+    "legacy_hwcap_subdirs",
+    "lib_expansion",
+    "load_ld_cache",
+    "looks_like_environment",
+    "machine",
+    "multiarch_triplet",
+    "normalize_machine",
+    "normalize_name",
+    "parse_cpuinfo",
+    "parse_ld_cache",
+    "platform_expansion",
+    "process_environment",
+    "read_cpu_features",
+    "read_distributions",
+    "read_ld_so_conf",
+    "requirement_closure",
+    "resolve_in_root",
+    "running_environment",
+    "rust_sysroot",
+    "search_path",
+    "search_subdirs",
+    "x86_64_level",
+    "x86_isa_bits",
+]

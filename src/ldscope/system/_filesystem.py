@@ -8,7 +8,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ldscope.elf._file import ElfFile
+from ldscope.elf import ElfFile
 from ldscope.errors import InputFormatError
 
 # A wheel member larger than this is not decompressed (zip bombs, absurd headers).

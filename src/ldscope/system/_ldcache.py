@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ldscope.errors import InputFormatError
 from ldscope.system import _platform as _plat
+from ldscope.system._machines import abi_name
 
 MAGIC_OLD = b"ld.so-1.7.0"
 MAGIC_NEW = b"glibc-ld.so.cache1.1"
@@ -158,7 +159,7 @@ class CacheLookupContext:
         `variant` picks among ABIs one machine/class pair does not tell apart: "soft" (arm,
         riscv soft-float), "nan2008", "n32", "n32-nan2008" (mips).
         """
-        abi = _plat.abi_name(machine, elf_class)
+        abi = abi_name(machine, elf_class)
         accepted, default = cache_flags_for(abi, variant)
         subdirs = _plat.hwcaps_subdirs(abi, cpu, prepend=hwcaps_prepend, mask=hwcaps_mask)
         isa: int | None = None
@@ -197,7 +198,7 @@ _PLATFORM_BITS: dict[str, tuple[int, tuple[str, ...]]] = {
 def cache_flags_for(machine: str, variant: str | None = None,
                     elf_class: int | None = None) -> tuple[frozenset[int], int]:
     """(flags _dl_cache_check_flags accepts, _DL_CACHE_DEFAULT_ID) for an ABI's ld.so."""
-    abi = _plat.abi_name(machine, elf_class)
+    abi = abi_name(machine, elf_class)
     libc6 = FLAG_ELF_LIBC6
     generic = (frozenset({FLAG_ELF, libc6}), libc6)
 

@@ -1,8 +1,8 @@
-"""Facts about the target platform that glibc 2.36's ld.so uses to build its search path.
+"""What glibc 2.36's ld.so derives from the machine and CPU to build its search path: the
+default directories, $LIB and $PLATFORM, glibc-hwcaps and legacy hwcap subdirectories.
 
-Machine names are those of `ldscope.elf.constants.machine_name` ("x86_64", "i386", "aarch64",
-"arm", "ppc64le", "s390x", "riscv64", ...); a few common aliases ("amd64", "arm64") are
-accepted too.  ELF classes are EI_CLASS values (1 = ELFCLASS32, 2 = ELFCLASS64).
+Per-ABI facts come from the machines table (`_machines.py`); machine names are those of
+`ldscope.elf.constants.machine_name`, aliases accepted. ELF classes are EI_CLASS values.
 
 Everything marked "observed" was checked on Debian 12 (glibc 2.36) x86_64 with `LD_DEBUG=libs`
 and `ld.so --help`; see docs/loader-facts.md.  The rest follows glibc 2.36's sources.
@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-ELFCLASS32 = 1
-ELFCLASS64 = 2
+from ldscope.system._machines import abi_name, known_machine, machine, normalize_machine
 
 # GNU_PROPERTY_X86_ISA_1_* bits, as in cpu_features->isa_1 and GNU_PROPERTY_X86_ISA_1_NEEDED.
 X86_ISA_BASELINE = 1 << 0
@@ -35,115 +34,20 @@ _X86_LEVEL_FLAGS: tuple[tuple[int, frozenset[str]], ...] = (
     (X86_ISA_V4, frozenset({"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"})),
 )
 
-_ALIASES: dict[str, str] = {
-    "amd64": "x86_64", "x86-64": "x86_64", "x64": "x86_64",
-    "x86": "i386", "i486": "i386", "i586": "i386", "i686": "i386", "ia32": "i386",
-    "arm64": "aarch64", "armhf": "arm", "armel": "arm", "armv7l": "arm", "armv8l": "arm",
-    "powerpc64le": "ppc64le", "ppc64el": "ppc64le", "powerpc64": "ppc64", "powerpc": "ppc",
-    "sparc64": "sparcv9", "loongarch": "loongarch64", "mips64el": "mips64el",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class _Abi:
-    triplet: str  # Debian multiarch tuple
-    slibdir: str  # upstream glibc's default slibdir for this ABI (libdir is /usr + slibdir)
-
-
-_ABIS: dict[str, _Abi] = {
-    "x86_64": _Abi("x86_64-linux-gnu", "/lib64"),
-    "x32": _Abi("x86_64-linux-gnux32", "/libx32"),
-    "i386": _Abi("i386-linux-gnu", "/lib"),
-    "aarch64": _Abi("aarch64-linux-gnu", "/lib64"),
-    "arm": _Abi("arm-linux-gnueabihf", "/lib"),
-    "ppc64le": _Abi("powerpc64le-linux-gnu", "/lib64"),
-    "ppc64": _Abi("powerpc64-linux-gnu", "/lib64"),
-    "ppc": _Abi("powerpc-linux-gnu", "/lib"),
-    "s390x": _Abi("s390x-linux-gnu", "/lib64"),
-    "s390": _Abi("s390-linux-gnu", "/lib"),
-    "sparcv9": _Abi("sparc64-linux-gnu", "/lib64"),
-    "sparc": _Abi("sparc-linux-gnu", "/lib"),
-    "mips": _Abi("mips-linux-gnu", "/lib"),
-    "mipsel": _Abi("mipsel-linux-gnu", "/lib"),
-    "mips64": _Abi("mips64-linux-gnuabi64", "/lib64"),
-    "mips64el": _Abi("mips64el-linux-gnuabi64", "/lib64"),
-    "riscv64": _Abi("riscv64-linux-gnu", "/lib64/lp64d"),
-    "riscv32": _Abi("riscv32-linux-gnu", "/lib32/ilp32d"),
-    "ia64": _Abi("ia64-linux-gnu", "/lib"),
-    "loongarch64": _Abi("loongarch64-linux-gnu", "/lib64"),
-    "alpha": _Abi("alpha-linux-gnu", "/lib"),
-}
-
-# AT_PLATFORM the kernel usually passes when nothing better is known (for ppc/s390 it names
-# the CPU; these are the Debian 12 port baselines).  riscv passes none.
-_DEFAULT_AT_PLATFORM: dict[str, str | None] = {
-    "x86_64": "x86_64", "x32": "x86_64", "i386": "i686", "aarch64": "aarch64", "arm": "v7l",
-    "ppc64le": "power8", "ppc64": "power8", "ppc": "ppc", "s390x": "z196", "s390": "z196",
-    "sparcv9": "sparc64", "sparc": "sparc", "mips": "mips", "mipsel": "mips",
-    "mips64": "mips", "mips64el": "mips", "riscv64": None, "riscv32": None, "ia64": "ia64",
-    "loongarch64": "loongarch", "alpha": "alpha",
-}
-
-
-def normalize_machine(machine: str, elf_class: int | None = None) -> str:
-    """Canonical machine name (ldscope.elf naming) for a machine name or common alias."""
-    name = machine.strip().lower()
-    name = name.removeprefix("em_")
-    name = _ALIASES.get(name, name)
-    wide = elf_class in (ELFCLASS64, 64)
-    narrow = elf_class in (ELFCLASS32, 32)
-    if name == "riscv":
-        return "riscv32" if narrow else "riscv64"
-    if name == "s390" and wide:
-        return "s390x"
-    if name == "mips" and wide:
-        return "mips64"
-    if name == "mipsel" and wide:
-        return "mips64el"
-    if name == "sparc" and wide:
-        return "sparcv9"
-    return name
-
-
-def abi_name(machine: str, elf_class: int | None = None) -> str:
-    """The ABI a (machine, class) pair names: like the machine, but x86_64 + ELFCLASS32 is x32."""
-    name = normalize_machine(machine, elf_class)
-    if name == "x86_64" and elf_class in (ELFCLASS32, 32):
-        return "x32"
-    return name
-
-
-def _abi(machine: str, elf_class: int | None) -> _Abi:
-    name = abi_name(machine, elf_class)
-    try:
-        return _ABIS[name]
-    except KeyError:
-        raise ValueError(f"no glibc loader facts for machine {machine!r}") from None
-
-
-def multiarch_triplet(machine: str, elf_class: int | None = None, *,
-                      soft_float: bool = False) -> str:
-    """Debian multiarch tuple, e.g. x86_64-linux-gnu (arm: gnueabihf unless soft_float)."""
-    triplet = _abi(machine, elf_class).triplet
-    if soft_float and triplet == "arm-linux-gnueabihf":
-        return "arm-linux-gnueabi"
-    return triplet
-
-
 def default_search_dirs(
-    machine: str, elf_class: int | None = None, flavor: Flavor = "debian"
+    name: str, elf_class: int | None = None, flavor: Flavor = "debian"
 ) -> tuple[str, ...]:
     """ld.so's built-in system search path (SYSTEM_DIRS) for a Debian or upstream-default glibc."""
-    abi = _abi(machine, elf_class)
+    abi = machine(name, elf_class)
     if flavor == "debian":
         # Observed: `ld.so --help` and LD_DEBUG "(system search path)" on Debian 12 amd64.
-        return (f"/lib/{abi.triplet}", f"/usr/lib/{abi.triplet}", "/lib", "/usr/lib")
+        return (*abi.multiarch_dirs, "/lib", "/usr/lib")
     return (abi.slibdir, "/usr" + abi.slibdir)
 
 
-def lib_expansion(machine: str, elf_class: int | None = None, flavor: Flavor = "debian") -> str:
+def lib_expansion(name: str, elf_class: int | None = None, flavor: Flavor = "debian") -> str:
     """What `$LIB` in DT_RPATH/DT_RUNPATH expands to (DL_DST_LIB)."""
-    abi = _abi(machine, elf_class)
+    abi = machine(name, elf_class)
     if flavor == "debian":
         return f"lib/{abi.triplet}"  # observed: lib/x86_64-linux-gnu
     return os.path.basename(abi.slibdir)  # upstream: $(notdir $(slibdir))
@@ -227,17 +131,10 @@ def _active_count(machine: str, cpu: CpuFeatures) -> int:
     return 0
 
 
-_HWCAPS_SUBDIRS: dict[str, tuple[str, ...]] = {
-    "x86_64": ("x86-64-v4", "x86-64-v3", "x86-64-v2"),
-    "x32": ("x86-64-v4", "x86-64-v3", "x86-64-v2"),
-    "ppc64le": ("power10", "power9"),
-    "s390x": ("z16", "z15", "z14", "z13"),
-}
-
-
 def all_hwcaps_subdirs(machine: str, elf_class: int | None = None) -> tuple[str, ...]:
     """Every glibc-hwcaps subdirectory name glibc 2.36 knows for the ABI, most preferred first."""
-    return _HWCAPS_SUBDIRS.get(abi_name(machine, elf_class), ())
+    found = known_machine(machine, elf_class)
+    return found.hwcaps if found is not None else ()
 
 
 def hwcaps_subdirs(
@@ -254,7 +151,8 @@ def hwcaps_subdirs(
     CPU the baseline is assumed (no subdirectory is active).  aarch64 has none in 2.36.
     """
     abi = abi_name(machine, elf_class)
-    names = _HWCAPS_SUBDIRS.get(abi, ())
+    record = known_machine(abi)
+    names = record.hwcaps if record is not None else ()
     active = _active_count(abi, cpu_features) if cpu_features is not None else 0
     chosen = names[len(names) - active:] if active else ()
     if mask is not None:
@@ -273,9 +171,10 @@ def platform_expansion(machine: str, cpu: CpuFeatures | None = None,
             return chosen
     if cpu is not None and cpu.at_platform:
         return cpu.at_platform
-    if abi not in _DEFAULT_AT_PLATFORM:
+    record = known_machine(abi)
+    if record is None:
         raise ValueError(f"no glibc loader facts for machine {machine!r}")
-    return _DEFAULT_AT_PLATFORM[abi]
+    return record.at_platform
 
 
 def _x86_platform(abi: str, cpu: CpuFeatures) -> str | None:
@@ -294,20 +193,6 @@ def _x86_platform(abi: str, cpu: CpuFeatures) -> str | None:
     return None
 
 
-# Legacy hwcap names with their bit number (dl_hwcap bit order), for the HWCAP_IMPORTANT bits.
-_LEGACY_HWCAP_BITS: dict[str, tuple[tuple[int, str], ...]] = {
-    "aarch64": ((8, "atomics"),),
-    "arm": ((6, "vfp"), (12, "neon")),
-    "ppc64le": ((10, "dfp"), (28, "altivec")),
-    "ppc64": ((10, "dfp"), (28, "altivec")),
-    "ppc": ((10, "dfp"), (28, "altivec")),
-    "s390x": ((1, "zarch"), (4, "ldisp"), (5, "eimm"), (6, "dfp"), (11, "vx"), (13, "vxe"),
-              (15, "vxe2")),
-    "s390": ((1, "zarch"), (4, "ldisp"), (5, "eimm"), (6, "dfp"), (11, "vx"), (13, "vxe"),
-             (15, "vxe2")),
-}
-
-
 def legacy_hwcap_bits(machine: str, cpu: CpuFeatures | None = None,
                       elf_class: int | None = None) -> tuple[tuple[int, str], ...]:
     """The (bit, name) pairs of GLRO(dl_hwcap) & hwcap_mask, lowest bit first."""
@@ -321,7 +206,9 @@ def legacy_hwcap_bits(machine: str, cpu: CpuFeatures | None = None,
         return tuple(bits)
     if abi == "i386":
         return ((0, "sse2"),) if "sse2" in flags else ()
-    return tuple(pair for pair in _LEGACY_HWCAP_BITS.get(abi, ()) if pair[1] in flags)
+    record = known_machine(abi)
+    known = record.legacy_hwcap_bits if record is not None else ()
+    return tuple(pair for pair in known if pair[1] in flags)
 
 
 def legacy_hwcap_subdirs(machine: str, cpu: CpuFeatures | None = None,

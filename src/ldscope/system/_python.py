@@ -8,7 +8,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from ldscope.scan._discover import NEVER_NATIVE
+from ldscope.elf import NEVER_NATIVE, is_elf
 
 _DIST_NAME = re.compile(r"[-_.]+")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -55,7 +55,7 @@ def find_interpreter(prefix: str) -> str | None:
             real = os.path.realpath(c)
             try:
                 with open(real, "rb") as fh:
-                    if fh.read(4) == b"\x7fELF":
+                    if is_elf(fh.read(4)):
                         return real
             except OSError:
                 continue

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ldscope.linker.engines._policy import Policy
 from ldscope.linker.engines._table import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK, Outcome, TraceStep, Unit
 from ldscope.linker.frontend._options import LineItem, LinkOptions
-from ldscope.linker.inputs._facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
+from ldscope.linker.inputs._facts import ArchiveFacts, FactsCache, MemberProblem, ObjectFacts, SharedFacts
 from ldscope.linker.inputs._resolve import Input, ResolvedLine
 
 _FATAL_PROBLEMS = {"incompatible-input", "not-recognized", "corrupt-input"}
@@ -38,6 +38,7 @@ class EngineContext:
     options: LinkOptions
     kind: str  # exec | pie | shared | relocatable
     env: Mapping[str, str]
+    cache: FactsCache
     program: str
     cwd: str
     script_dirs: tuple[str, ...]  # the built-in directories (bfd's DT_NEEDED search)

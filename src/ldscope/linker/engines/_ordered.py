@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ldscope.linker.engines._base import Engine, EngineContext
 from ldscope.linker.engines._policy import Policy
 from ldscope.linker.engines._table import COMMON, Outcome, TraceStep
-from ldscope.linker.inputs._facts import DEFAULT_CACHE, ArchiveFacts, ObjectFacts, SharedFacts
+from ldscope.linker.inputs._facts import ArchiveFacts, ObjectFacts, SharedFacts
 from ldscope.linker.inputs._resolve import GroupEnd, Input
 from ldscope.linker.inputs._searchdirs import bfd_needed_search_path
 
@@ -224,7 +224,7 @@ class OrderedEngine(Engine):
                     f"{name}, needed by {by_unit.display}, not found (try using -rpath or -rpath-link)")
                 self.out.trace.append(TraceStep("not-found", name, None, None, by_unit.display))
                 continue
-            facts = DEFAULT_CACHE.get(self.abs(path))
+            facts = self.ctx.cache.get(self.abs(path))
             if not isinstance(facts, SharedFacts):
                 continue
             if self.same_file_loaded(path):
@@ -282,7 +282,7 @@ class OrderedEngine(Engine):
             for path, _rule in candidates:
                 if not os.path.isfile(self.abs(path)):
                     continue
-                facts = DEFAULT_CACHE.get(self.abs(path))
+                facts = self.ctx.cache.get(self.abs(path))
                 if not isinstance(facts, SharedFacts) or (facts.machine, facts.elf_class) != target:
                     continue
                 if not force and facts.needed and not any(n.startswith("libc.so") for n in facts.needed):

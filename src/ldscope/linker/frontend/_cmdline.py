@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ldscope.linker.frontend._driver import fallback_linker_argv, is_driver_name
+from ldscope.system import driver_dry_run, environment_or_process, find_program
 
 LINKERS = ("bfd", "gold", "lld", "mold")
 _MAX_RESPONSE_DEPTH = 16
@@ -101,13 +100,14 @@ def expand_response_files(argv: list[str], cwd: str, notes: list[str], depth: in
     return out
 
 
-def linker_from_program(program: str) -> str | None:
-    """bfd/gold/lld/mold from a linker program name (following the `ld` symlink)."""
+def linker_from_program(program: str, env: Mapping[str, str] | None = None) -> str | None:
+    """bfd/gold/lld/mold from a linker program name (following the `ld` symlink on the PATH
+    of `env`, default the process environment)."""
     base = os.path.basename(program)
     if base in _LINKER_NAMES:
         return _LINKER_NAMES[base]
     if base == "ld" or base.endswith("-ld") or base == "collect2":
-        found = program if os.sep in program else shutil.which(program)
+        found = find_program(program, environment_or_process(env))
         if found:
             real = os.path.basename(os.path.realpath(found))
             if real in _LINKER_NAMES:
@@ -139,30 +139,23 @@ def parse_driver_output(stderr: str) -> list[str] | None:
     return found
 
 
-def run_driver_dry(argv: list[str], cwd: str, env: Mapping[str, str] | None) -> tuple[list[str] | None, str]:
+def run_driver_dry(argv: list[str], cwd: str, env: Mapping[str, str]) -> tuple[list[str] | None, str]:
     """Ask the driver for its linker line (`-###`); (argv or None, why not)."""
     program = argv[0]
-    exe = shutil.which(program, path=(env or os.environ).get("PATH")) if os.sep not in program else program
-    if exe is None or not os.path.exists(exe):
-        return None, f"driver {program!r} is not installed here"
-    try:
-        proc = subprocess.run(
-            [exe, "-###", *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=60,
-            env=dict(env) if env is not None else None, errors="surrogateescape",
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"driver {program!r} could not be asked for its link line: {exc}"
-    found = parse_driver_output(proc.stderr)
+    stderr, why = driver_dry_run(argv, cwd, env)
+    if stderr is None:
+        return None, why
+    found = parse_driver_output(stderr)
     if found is None:
-        tail = proc.stderr.strip().splitlines()[-1:] if proc.stderr.strip() else []
+        tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
         why = f": {tail[0]}" if tail else ""
         return None, f"driver {program!r} printed no link step for these arguments{why}"
     return found, ""
 
 
-def _program_kind(program: str) -> str:
+def _program_kind(program: str, env: Mapping[str, str]) -> str:
     base = os.path.basename(program)
-    if linker_from_program(program) is not None and base not in ("collect2",):
+    if linker_from_program(program, env) is not None and base not in ("collect2",):
         return "linker"
     if base == "collect2":
         return "linker"
@@ -182,7 +175,8 @@ def resolve_link_line(
     notes: list[str] = []
     words = expand_response_files(list(argv), where, notes)
     program = words[0]
-    kind = _program_kind(program)
+    variables = environment_or_process(env)
+    kind = _program_kind(program, variables)
     if kind == "unknown":
         raise CommandLineError(
             f"{program!r} is neither a compiler driver (gcc, g++, cc, clang, ...) nor a linker "
@@ -194,7 +188,7 @@ def resolve_link_line(
         found: list[str] | None = None
         why = ""
         if use_driver:
-            found, why = run_driver_dry(words, where, env)
+            found, why = run_driver_dry(words, where, variables)
         if found is not None:
             ld_argv = found
             chosen_from = "driver"
@@ -206,7 +200,7 @@ def resolve_link_line(
             notes.extend(fallback_notes)
     else:
         ld_argv = words
-    name = linker or _fuse_ld(ld_argv) or _fuse_ld(words) or linker_from_program(ld_argv[0]) or "bfd"
+    name = linker or _fuse_ld(ld_argv) or _fuse_ld(words) or linker_from_program(ld_argv[0], variables) or "bfd"
     if name not in LINKERS:
         raise CommandLineError(f"unknown linker {name!r} (choose one of {', '.join(LINKERS)})")
     return LinkLine(

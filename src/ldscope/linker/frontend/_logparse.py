@@ -1,7 +1,7 @@
 """Finding the failing link command in a build log.
 
 - rustc's "linking with `cc` failed" note: quoted arguments, maybe after NAME="value"
-  words; `<sysroot>` is rustc's sysroot (`rustc --print sysroot`), "<N object files
+  words; `<sysroot>` is rustc's sysroot (asked of the toolchain), "<N object files
   omitted>" are the codegen units next to the output (`OUT.*.rcgu.o`), `{a-*,b-*}.rlib`
   patterns are expanded;
 - make / ninja / CMake verbose output: the last compiler-driver or linker command that
@@ -15,10 +15,8 @@ import glob
 import os
 import re
 import shlex
-import shutil
-import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ldscope.linker.frontend._cmdline import (
     CommandLineError,
@@ -27,6 +25,7 @@ from ldscope.linker.frontend._cmdline import (
     strip_env_assignments,
 )
 from ldscope.linker.frontend._driver import is_driver_name
+from ldscope.system import environment_or_process, rust_sysroot
 
 _RUST_NOTE = re.compile(r'note:\s+((?:[A-Za-z_][A-Za-z0-9_]*="(?:[^"\\]|\\.)*"\s+)*"(?:[^"\\]|\\.)*".*)$')
 _OMITTED = re.compile(r"^<(\d+) object files? omitted>$")
@@ -57,20 +56,6 @@ class LogLink:
         return found
 
 
-@lru_cache(maxsize=2)
-def rust_sysroot() -> str | None:
-    """rustc's sysroot (asks `rustc --print sysroot`, a toolchain query)."""
-    for exe in (shutil.which("rustc"), os.path.expanduser("~/.cargo/bin/rustc")):
-        if exe and os.path.exists(exe):
-            try:
-                out = subprocess.run([exe, "--print", "sysroot"], capture_output=True, text=True, timeout=30)
-            except (OSError, subprocess.TimeoutExpired):
-                continue
-            if out.returncode == 0 and out.stdout.strip():
-                return out.stdout.strip()
-    return None
-
-
 def _expand_braces(word: str) -> list[str]:
     m = _BRACES.search(word)
     if not m:
@@ -81,9 +66,9 @@ def _expand_braces(word: str) -> list[str]:
     return out
 
 
-def expand_rustc(words: list[str], notes: list[str]) -> list[str]:
+def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str]) -> list[str]:
     """Undo rustc's elisions: <sysroot>, omitted object files, {..}.rlib patterns."""
-    sysroot = rust_sysroot() if any("<sysroot>" in w for w in words) else None
+    sysroot = rust_sysroot(env) if any("<sysroot>" in w for w in words) else None
     output = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "-o"), None)
     out: list[str] = []
     for w in words:
@@ -114,16 +99,16 @@ def expand_rustc(words: list[str], notes: list[str]) -> list[str]:
     return out
 
 
-def _rustc(lines: list[str]) -> LogLink | None:
+def _rustc(lines: list[str], env: Mapping[str, str]) -> LogLink | None:
     for i, line in enumerate(lines):
         m = _RUST_NOTE.search(line)
         if not m:
             continue
         words = strip_env_assignments(split_quoted(m.group(1)))
-        if not words or not (is_driver_name(os.path.basename(words[0])) or linker_from_program(words[0])):
+        if not words or not (is_driver_name(os.path.basename(words[0])) or linker_from_program(words[0], env)):
             continue
         notes: list[str] = []
-        argv = expand_rustc(words, notes)
+        argv = expand_rustc(words, notes, env)
         reported = tuple(x.strip().removeprefix("= note:").strip() for x in lines[i + 1:] if _is_error(x))
         return LogLink(tuple(argv), None, "rustc linker note", tuple(notes), reported)
     return None
@@ -147,18 +132,18 @@ def _shell_words(line: str) -> tuple[list[str], str | None]:
         return [], cwd
 
 
-def _links(words: list[str]) -> bool:
+def _links(words: list[str], env: Mapping[str, str]) -> bool:
     if not words:
         return False
     prog = os.path.basename(words[0])
-    if not (is_driver_name(prog) or linker_from_program(words[0])):
+    if not (is_driver_name(prog) or linker_from_program(words[0], env)):
         return False
-    if linker_from_program(words[0]) and not is_driver_name(prog):
+    if linker_from_program(words[0], env) and not is_driver_name(prog):
         return True
     return "-o" in words and not any(w in ("-c", "-S", "-E") for w in words)
 
 
-def _build_tool(lines: list[str], cwd: str | None) -> LogLink | None:
+def _build_tool(lines: list[str], cwd: str | None, env: Mapping[str, str]) -> LogLink | None:
     first_error = next((i for i, x in enumerate(lines) if _is_error(x)), len(lines))
     best: tuple[list[str], str | None, int] | None = None
     where = cwd
@@ -168,7 +153,7 @@ def _build_tool(lines: list[str], cwd: str | None) -> LogLink | None:
             where = m.group(1)
             continue
         words, cd = _shell_words(line)
-        if _links(words):
+        if _links(words, env):
             best = (words, cd or where, i)
     if best is None:
         return None
@@ -177,10 +162,12 @@ def _build_tool(lines: list[str], cwd: str | None) -> LogLink | None:
     return LogLink(tuple(words), run_dir, "build-tool command", (), reported)
 
 
-def find_link_in_log(text: str, cwd: str | None = None) -> LogLink:
-    """The failing link command in a build log; CommandLineError if there is none."""
+def find_link_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> LogLink:
+    """The failing link command in a build log; CommandLineError if there is none. `env`
+    (default: the process environment) is where the toolchain it names is looked up."""
     lines = text.splitlines()
-    found = _rustc(lines) or _build_tool(lines, cwd)
+    variables = environment_or_process(env)
+    found = _rustc(lines, variables) or _build_tool(lines, cwd, variables)
     if found is None:
         raise CommandLineError("no link command found in the log (looked for rustc's linker note "
                                "and for compiler/linker command lines with -o)")

@@ -1,1 +1,50 @@
-"""TODO."""
+"""A link line's inputs as the linker resolves them: -l search, scripts, groups, positional
+flags, and each file's symbol facts (read once, cached by identity)."""
+
+from __future__ import annotations
+
+from ldscope.linker.inputs._facts import (
+    DEFAULT_CACHE,
+    ArchiveFacts,
+    BadInput,
+    FactsCache,
+    FileFacts,
+    MemberProblem,
+    ObjectFacts,
+    ScriptFacts,
+    SharedFacts,
+    object_facts,
+    read_facts,
+    shared_facts,
+)
+from ldscope.linker.inputs._resolve import GroupEnd, Input, ResolvedLine, library_flag, resolve_inputs
+from ldscope.linker.inputs._searchdirs import (
+    bfd_needed_search_path,
+    default_dirs,
+    expand_origin,
+    with_sysroot,
+)
+
+__all__ = [
+    "DEFAULT_CACHE",
+    "ArchiveFacts",
+    "BadInput",
+    "FactsCache",
+    "FileFacts",
+    "GroupEnd",
+    "Input",
+    "MemberProblem",
+    "ObjectFacts",
+    "ResolvedLine",
+    "ScriptFacts",
+    "SharedFacts",
+    "bfd_needed_search_path",
+    "default_dirs",
+    "expand_origin",
+    "library_flag",
+    "object_facts",
+    "read_facts",
+    "resolve_inputs",
+    "shared_facts",
+    "with_sysroot",
+]

@@ -13,11 +13,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ldscope.elf import (
+    Archive,
+    ElfFile,
+    IndexedArchive,
+    LinkerScript,
+    is_archive,
+    is_elf,
+    parse_linker_script,
+)
 from ldscope.elf import constants as C
-from ldscope.elf._archive import Archive, is_archive
-from ldscope.elf._archive_index import IndexedArchive
-from ldscope.elf._file import ElfFile, is_elf
-from ldscope.elf._ldscript import LinkerScript, parse_linker_script
 from ldscope.errors import InputFormatError
 
 _SNIFF = 4096
@@ -318,8 +323,7 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
     if table is not None and len(table):
         bind = table.bind
         shndx = table.section_index
-        vis = table.visibility
-        keep = (bind != C.STB_LOCAL) & ((vis == C.STV_DEFAULT) | (vis == C.STV_PROTECTED))
+        keep = table.global_mask
         keep[0] = False
         idx = np.flatnonzero(keep)
         names = table.strings.get_many(table.entries["st_name"][idx])

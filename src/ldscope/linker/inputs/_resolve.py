@@ -327,3 +327,13 @@ def _set_flag(state: _State, flag: str) -> None:
 def member_problem_text(problem: MemberProblem, archive: str) -> str:
     """`libx.a(m.o): reason` for a member the linker cannot use."""
     return f"{archive}({problem.name}): {problem.reason}"
+
+
+def library_flag(path: str) -> str:
+    """The -l option that finds `path` (`-lfoo` for libfoo.so/.a, else `-l:name`)."""
+    base = os.path.basename(path)
+    for suffix in (".so", ".a"):
+        if base.startswith("lib") and base.endswith(suffix):
+            return f"-l{base[3:-len(suffix)]}"
+    return f"-l:{base}"
+

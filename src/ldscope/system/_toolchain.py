@@ -1,0 +1,116 @@
+"""What the installed toolchain says about itself, asked without linking anything: where a
+program is on PATH, GNU ld's built-in search directories (`ld --verbose`), gold's compiled-in
+ones, what a compiler driver would run (`gcc -###`), rustc's sysroot.
+
+Each question runs at most a dry-run query of the program (`--verbose`, `-###`,
+`--print sysroot`) and is answered from the environment given, never the process's own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from functools import lru_cache
+
+from ldscope.system._environment import home_directory, search_path
+from ldscope.system._ldconf import read_ld_so_conf
+from ldscope.system._machines import by_emulation
+
+_SEARCH_DIR = re.compile(r'SEARCH_DIR\("?([^")]*)"?\)')
+# `ld.bfd --verbose` on Debian 12 binutils 2.40, x86_64: used when no ld.bfd is installed.
+_DEBIAN_BFD_X86_64 = (
+    "=/usr/local/lib/x86_64-linux-gnu", "=/lib/x86_64-linux-gnu", "=/usr/lib/x86_64-linux-gnu",
+    "=/usr/lib/x86_64-linux-gnu64", "=/usr/local/lib64", "=/lib64", "=/usr/lib64",
+    "=/usr/local/lib", "=/lib", "=/usr/lib", "=/usr/x86_64-linux-gnu/lib64",
+    "=/usr/x86_64-linux-gnu/lib",
+)  # fmt: skip
+DRIVER_TIMEOUT = 60
+
+
+def find_program(name: str, env: Mapping[str, str]) -> str | None:
+    """The program `name` as a shell with `env` would run it (a path is checked as given)."""
+    if os.sep in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    return shutil.which(name, path=search_path(env))
+
+
+def bfd_script_search_dirs(program: str, emulation: str | None, env: Mapping[str, str]
+                           ) -> tuple[tuple[str, ...], str]:
+    """SEARCH_DIRs of bfd's default script (asked with --verbose) and where they came from."""
+    exe = find_program(program, env) or find_program("ld.bfd", env) or find_program("ld", env)
+    return _bfd_script_search_dirs(exe, emulation)
+
+
+@lru_cache(maxsize=16)
+def _bfd_script_search_dirs(exe: str | None, emulation: str | None) -> tuple[tuple[str, ...], str]:
+    if exe is not None:
+        cmd = [exe, "--verbose"] if not emulation else [exe, "-m", emulation, "--verbose"]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        dirs = tuple(_SEARCH_DIR.findall(out))
+        if dirs:
+            return dirs, f"`{os.path.basename(exe)} --verbose` SEARCH_DIR lines"
+    if emulation in (None, "elf_x86_64"):
+        return _DEBIAN_BFD_X86_64, "documented Debian 12 binutils defaults (ld.bfd not found)"
+    return (), f"no default directories known for emulation {emulation}"
+
+
+def gold_search_dirs(emulation: str | None) -> tuple[str, ...]:
+    """gold's compiled-in library directories (Debian 12 binutils), for the emulation's machine."""
+    found = by_emulation(emulation or "elf_x86_64")
+    triplet = found.triplet if found is not None else "x86_64-linux-gnu"
+    return (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib", "/usr/lib")
+
+
+@lru_cache(maxsize=4)
+def ld_so_conf_dirs(sysroot: str | None) -> tuple[str, ...]:
+    """Directories of /etc/ld.so.conf (inside the sysroot), as bfd reads them."""
+    root = sysroot if sysroot not in (None, "", "/") else None
+    try:
+        return read_ld_so_conf("/etc/ld.so.conf", root).directories
+    except (OSError, ValueError):
+        return ()
+
+
+def driver_dry_run(argv: list[str], cwd: str, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """Run `DRIVER -### ARGS` (a dry run: nothing is compiled or linked); (its stderr, or None
+    with why it could not be asked)."""
+    program = argv[0]
+    exe = find_program(program, env)
+    if exe is None or not os.path.exists(exe):
+        return None, f"driver {program!r} is not installed here"
+    try:
+        proc = subprocess.run(
+            [exe, "-###", *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=DRIVER_TIMEOUT,
+            env=dict(env), errors="surrogateescape",
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"driver {program!r} could not be asked for its link line: {exc}"
+    return proc.stderr, ""
+
+
+def rust_sysroot(env: Mapping[str, str]) -> str | None:
+    """rustc's sysroot (asks `rustc --print sysroot`, a toolchain query)."""
+    home = home_directory(env)
+    candidates = [find_program("rustc", env)]
+    if home:
+        candidates.append(os.path.join(home, ".cargo", "bin", "rustc"))
+    return _rust_sysroot(tuple(c for c in candidates if c))
+
+
+@lru_cache(maxsize=2)
+def _rust_sysroot(candidates: tuple[str, ...]) -> str | None:
+    for exe in candidates:
+        if os.path.exists(exe):
+            try:
+                out = subprocess.run([exe, "--print", "sysroot"], capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if out.returncode == 0 and out.stdout.strip():
+                return out.stdout.strip()
+    return None
