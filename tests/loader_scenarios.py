@@ -41,12 +41,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ldscope.loader import _results as R
-from ldscope.loader._binding import LOADER_ASSERTION
-from ldscope.loader._environment import LoadEnvironment, make_environment
-from ldscope.loader._image import ImageCache
-from ldscope.loader._simulate import Host, LoaderModel
-from ldscope.system._platform import read_cpu_features
+from ldscope.loader import (
+    Host,
+    HostKind,
+    ImageCache,
+    LoadEnvironment,
+    LoaderModel,
+    LoadReport,
+    Problem,
+    make_environment,
+)
+from ldscope.system import read_cpu_features
+from ldscope.vocab import FoundVia, ProblemKind, When
 
 RTLD = "/lib64/ld-linux-x86-64.so.2"
 VDSO = "linux-vdso.so.1"
@@ -1075,7 +1081,7 @@ class Prediction:
     load_errors: set[tuple[str, ...]]
     call_errors: set[tuple[str, ...]]
     now_errors: set[tuple[str, ...]]
-    report: R.LoadReport
+    report: LoadReport
     dl_objects: list[str] = field(default_factory=list)
     requesters: dict[str, set[str]] = field(default_factory=dict)  # missing name -> requesters
     # The scan's binding path (record_bindings=False: cached array binding), LD_BIND_NOW=1.
@@ -1085,16 +1091,16 @@ class Prediction:
 _IMAGES = ImageCache()
 
 
-def _problem_key(p: R.Problem) -> tuple[str, ...]:
-    if p.kind == R.MISSING_LIBRARY:
+def _problem_key(p: Problem) -> tuple[str, ...]:
+    if p.kind == ProblemKind.MISSING_LIBRARY:
         return ("missing-library", p.library or "")
-    if p.kind == R.MISSING_VERSION:
+    if p.kind == ProblemKind.MISSING_VERSION:
         return ("missing-version", p.version or "", p.library or "", p.file)
-    if p.kind == LOADER_ASSERTION:
+    if p.kind == ProblemKind.LOADER_ASSERTION:
         return ("assert",)
-    if p.kind == R.UNRESOLVED_SYMBOL:
+    if p.kind == ProblemKind.UNRESOLVED_SYMBOL:
         return ("unresolved", p.file, p.symbol or "", p.version or "")
-    if p.kind in (R.UNREADABLE_FILE, R.WRONG_ARCHITECTURE):
+    if p.kind in (ProblemKind.UNREADABLE_FILE, ProblemKind.WRONG_ARCHITECTURE):
         return ("unreadable-file", p.tried[-1].path if p.tried else p.library or "")
     return (p.kind, p.message)
 
@@ -1112,7 +1118,7 @@ def model_env(b: Built, extra: dict[str, str] | None = None) -> LoadEnvironment:
     return env
 
 
-def _errors(report: R.LoadReport, when: Iterable[str]) -> set[tuple[str, ...]]:
+def _errors(report: LoadReport, when: Iterable[str]) -> set[tuple[str, ...]]:
     wanted = set(when)
     return {_problem_key(p) for p in report.problems
             if p.severity == "error" and p.when in wanted}
@@ -1135,27 +1141,27 @@ def predict(b: Built) -> Prediction:
         os.chdir(old)
     facts = Facts()
     for lib in report.libraries:
-        if lib.path is not None and lib.found_via != R.VIA_ALREADY_LOADED and lib.path != RTLD:
+        if lib.path is not None and lib.found_via != FoundVia.ALREADY_LOADED and lib.path != RTLD:
             facts.libs.append((lib.name, lib.path))
     within = b.root + "/"
     for p in now_report.problems:
         if p.severity != "error":
-            if p.kind == R.NO_VERSION_INFORMATION:
+            if p.kind == ProblemKind.NO_VERSION_INFORMATION:
                 m = _NOVERSION.match(p.message)
                 if m:
                     facts.noversion.add((m.group(1), m.group(2)))
             continue
-        if p.kind == R.MISSING_LIBRARY:
+        if p.kind == ProblemKind.MISSING_LIBRARY:
             facts.missing.add(p.library or "")
-        elif p.kind == R.MISSING_VERSION:
+        elif p.kind == ProblemKind.MISSING_VERSION:
             facts.versions.add((p.version or "", p.library or "", p.file))
-        elif p.kind == R.UNRESOLVED_SYMBOL:
+        elif p.kind == ProblemKind.UNRESOLVED_SYMBOL:
             facts.undefined.add((p.file, p.symbol or ""))
             if p.version:
                 facts.undefined_versions.add((p.file, p.symbol or "", p.version))
-        elif p.kind == LOADER_ASSERTION:
+        elif p.kind == ProblemKind.LOADER_ASSERTION:
             facts.asserted = True
-        if (p.kind in (R.UNREADABLE_FILE, R.WRONG_ARCHITECTURE) and p.when == R.WHEN_LOAD
+        if (p.kind in (ProblemKind.UNREADABLE_FILE, ProblemKind.WRONG_ARCHITECTURE) and p.when == When.LOAD
                 and facts.fatal is None):
             facts.fatal = _problem_key(p)  # ld.so stops at the first one
     facts.bindings = {(x.referrer, x.symbol, x.version, x.provider) for x in now_report.bindings
@@ -1164,11 +1170,11 @@ def predict(b: Built) -> Prediction:
     for x in now_report.libraries:
         if x.path is None:
             requesters.setdefault(x.name, set()).update(x.needed_by)
-    return Prediction(facts, _errors(report, [R.WHEN_LOAD]),
-                      _errors(report, [R.WHEN_FIRST_CALL]),
-                      _errors(now_report, [R.WHEN_LOAD, R.WHEN_FIRST_CALL]), report,
+    return Prediction(facts, _errors(report, [When.LOAD]),
+                      _errors(report, [When.FIRST_CALL]),
+                      _errors(now_report, [When.LOAD, When.FIRST_CALL]), report,
                       requesters=requesters,
-                      scan_errors=_errors(scan_report, [R.WHEN_LOAD, R.WHEN_FIRST_CALL]))
+                      scan_errors=_errors(scan_report, [When.LOAD, When.FIRST_CALL]))
 
 
 def _predict_dlopen(b: Built) -> Prediction:
@@ -1177,7 +1183,7 @@ def _predict_dlopen(b: Built) -> Prediction:
     assert d is not None
 
     def host(now: bool) -> Host:
-        return Host("dlopen", executable=b.program, now=now, preload=d.glob, loaded=d.local)
+        return Host(HostKind.DLOPEN, executable=b.program, now=now, preload=d.glob, loaded=d.local)
 
     report = LoaderModel(model_env(b), _IMAGES).load_dlopen(d.target, host(d.now))
     now_report = LoaderModel(model_env(b, {"LD_BIND_NOW": "1"}), _IMAGES).load_dlopen(
@@ -1188,10 +1194,10 @@ def _predict_dlopen(b: Built) -> Prediction:
     within = b.root + "/"
     facts.bindings = {(x.referrer, x.symbol, x.version, x.provider) for x in now_report.bindings
                       if x.provider is not None and x.referrer.startswith(within)}
-    pred = Prediction(facts, _errors(report, [R.WHEN_LOAD]),
-                      _errors(report, [R.WHEN_FIRST_CALL]),
-                      _errors(now_report, [R.WHEN_LOAD, R.WHEN_FIRST_CALL]), report,
-                      scan_errors=_errors(scan_report, [R.WHEN_LOAD, R.WHEN_FIRST_CALL]))
+    pred = Prediction(facts, _errors(report, [When.LOAD]),
+                      _errors(report, [When.FIRST_CALL]),
+                      _errors(now_report, [When.LOAD, When.FIRST_CALL]), report,
+                      scan_errors=_errors(scan_report, [When.LOAD, When.FIRST_CALL]))
     prior = set()
     for name in (*d.local, *d.glob):
         lib = next((x for x in report.libraries if x.name == name and x.path), None)
@@ -1201,7 +1207,7 @@ def _predict_dlopen(b: Built) -> Prediction:
     order = [p for p in report.load_order if p.startswith(within)]
     target_lib = next((x for x in report.libraries if x.name == d.target), None)
     if (target_lib is not None and target_lib.path in order
-            and target_lib.found_via != R.VIA_ALREADY_LOADED):
+            and target_lib.found_via != FoundVia.ALREADY_LOADED):
         pred.dl_objects = order[order.index(target_lib.path):]
     return pred
 

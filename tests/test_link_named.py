@@ -131,7 +131,7 @@ def test_cxx11_abi_mismatch(tmp_path: Path) -> None:
     assert err.demangled is not None and "__cxx11" in err.demangled
     kinds = {m.kind for m in err.near_misses}
     assert "cxx11-abi" in kinds
-    assert any(m.where == "libgreet.a(greet.o)" for m in err.near_misses), err.near_misses
+    assert any(m.file == "libgreet.a(greet.o)" for m in err.near_misses), err.near_misses
     rc, _ = agree(report.linker, list(report.argv), tmp_path, demangled=True)
     assert rc != 0
     sh(["g++", "use.o", "libgreet.a", "-o", "app2", "-Wl,--unresolved-symbols=ignore-all"], tmp_path)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ldscope.analysis._link_results import InputSummary, LinkError, LinkReport, TraceEntry
-from ldscope.explain._link import Explainer
-from ldscope.fixes._link import evaluate
-from ldscope.linker._environment import link_environment
-from ldscope.linker._simulate import Simulation, simulate_argv
-from ldscope.linker.frontend._cmdline import LinkLine, resolve_link_line
-from ldscope.linker.inputs._facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
+from ldscope.analysis._link_results import InputSummary, LinkReport, TraceEntry
+from ldscope.explain import LinkError, LinkExplainer
+from ldscope.fixes import evaluate
+from ldscope.linker import Simulation, link_environment, simulate_argv
+from ldscope.linker.frontend import LinkLine, resolve_link_line
+from ldscope.linker.inputs import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
+from ldscope.vocab import LinkErrorKind
 
-_PARTIAL_KINDS = ("missing-input", "corrupt-input")
+_PARTIAL_KINDS = (LinkErrorKind.MISSING_INPUT, LinkErrorKind.CORRUPT_INPUT)
 
 
 def simulate_command(argv: Sequence[str], cwd: str | None = None, linker: str | None = None,
@@ -92,11 +92,11 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
                  confirm: bool = False, search: bool = True) -> LinkReport:
     """Simulate, explain, and (if asked) find and confirm fixes."""
     sim = simulate_argv(line, environment=link_environment(env))
-    errors: tuple[LinkError, ...] = Explainer(sim, search=search).explain()
+    errors: tuple[LinkError, ...] = LinkExplainer(sim, search=search).explain()
     fixes = evaluate(sim, errors) if (fix or confirm) and not sim.links else ()
     confirmation = None
     if confirm:
-        from ldscope.fixes._confirm import confirm as run_confirm
+        from ldscope.fixes import confirm as run_confirm
 
         confirmation, fixes = run_confirm(line.argv, sim.policy.name, line.cwd, sim.links, fixes,
                                           sim.environment.variables)
@@ -108,13 +108,13 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
     if partial:
         notes.append("partial: the simulation continued without inputs it could not read")
     warnings = [*sim.parsed.warnings, *sim.resolved.warnings, *sim.outcome.warnings, *member_notes]
-    warnings += [e.message for e in errors if e.kind == "undefined-warning"]
+    warnings += [e.message for e in errors if e.kind == LinkErrorKind.UNDEFINED_WARNING]
     trace = tuple(TraceEntry(t.action, t.target, t.position if t.position is not None and t.position >= 0 else None,
                              t.symbol, t.by) for t in sim.outcome.trace)
     return LinkReport(
         linker=sim.policy.name, argv=line.argv, original=line.original, cwd=line.cwd,
         source=line.source, output_kind=sim.kind, links=sim.links, partial=partial,
-        errors=tuple(e for e in errors if e.kind != "undefined-warning"),
+        errors=tuple(e for e in errors if e.kind != LinkErrorKind.UNDEFINED_WARNING),
         warnings=tuple(dict.fromkeys(warnings)), notes=tuple(dict.fromkeys(notes)), fixes=fixes,
         trace=trace, inputs=_inputs(sim), confirmation=confirmation,
     )

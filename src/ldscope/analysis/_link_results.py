@@ -1,74 +1,11 @@
-"""What `ldscope link` reports: frozen results with a versioned JSON form (ldscope.link/1)."""
+"""What `ldscope link` reports for one link line (JSON form: ldscope.link/1, docs/json.md)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCHEMA = "ldscope.link/1"
-
-
-@dataclass(frozen=True, slots=True)
-class Definition:
-    """A place that defines (or could define) the symbol, and why it did or did not count."""
-
-    where: str
-    argument_index: int | None
-    status: str  # see docs/json.md: extracted, not-extracted, before-referrer, ...
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class NearMiss:
-    """A symbol that is almost the one wanted: same name, other signature, ABI or version."""
-
-    symbol: str
-    demangled: str | None
-    where: str
-    kind: str  # cxx11-abi, parameter-changed, other-version, hidden-version, ...
-    differences: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class LinkError:
-    """One predicted error, worded like the linker and explained."""
-
-    kind: str
-    symbol: str | None
-    demangled: str | None
-    versioned: str | None  # `sym@@VER` as the linker prints it
-    referenced_by: str | None
-    argument_index: int | None
-    defined_in: tuple[Definition, ...]
-    message: str
-    explanation: str
-    near_misses: tuple[NearMiss, ...]
-    shown: bool  # False: the real linker stops (fatal error) before printing this one
-    other: str | None = None  # first definition (multiple-definition) or the library (dso-missing)
-
-
-@dataclass(frozen=True, slots=True)
-class Edit:
-    """One change to the linker argv: insert `args` before index `at`, or remove [at, at+count)."""
-
-    op: str  # insert | remove
-    at: int
-    args: tuple[str, ...] = ()
-    count: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Fix:
-    """A candidate change, simulated; confirmed by the real linker when asked (--confirm)."""
-
-    id: str
-    description: str
-    edit: tuple[Edit, ...]
-    argv: tuple[str, ...]
-    fixes_alone: bool
-    in_combination: bool
-    remaining_errors: int
-    reason: str
-    confirmed: bool | None = None
+from ldscope.explain import LinkError
+from ldscope.fixes import Confirmation, Fix
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,17 +29,6 @@ class InputSummary:
     kind: str
     flags: tuple[str, ...]
     problem: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Confirmation:
-    """The real linker's verdict on the original line (--confirm)."""
-
-    program: str
-    exit_status: int | None
-    links: bool | None
-    agrees: bool | None
-    detail: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,9 +21,8 @@ def info(files: tuple[str, ...], output_format: str, output: str | None, verbose
     A malformed or unreadable file gets a one-line diagnostic and exit status 2; the
     other files are still summarised.
     """
-    from ldscope.inspect._info import describe
-    from ldscope.report._info_text import INFO_SCHEMA, render_info
-    from ldscope.report._json import dumps, to_jsonable
+    from ldscope.inspect import describe
+    from ldscope.report import INFO_SCHEMA, dumps, render_info, to_jsonable
 
     results: list[Any] = []
     errors: list[dict[str, Any]] = []

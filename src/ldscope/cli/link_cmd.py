@@ -49,16 +49,15 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
 
     Exit status: 0 predicted to link, 1 predicted to fail, 2 usage or input error.
     """
-    from ldscope.analysis._link import build_report
-    from ldscope.linker.frontend._cmdline import CommandLineError, resolve_link_line
-    from ldscope.report._json import dumps
-    from ldscope.report._link import render_text, report_json, report_sarif
+    from ldscope.analysis import build_report
+    from ldscope.linker.frontend import CommandLineError, resolve_link_line
+    from ldscope.report import dumps, link_json, link_sarif, render_link_text
 
     if bool(command) == bool(from_log):
         raise click.UsageError("give either a command after `--` or --from-log FILE")
     try:
         if from_log:
-            from ldscope.linker.frontend._logparse import find_link_in_log
+            from ldscope.linker.frontend import find_link_in_log
 
             text = _read_log(from_log)
             found = find_link_in_log(text, cwd)
@@ -77,11 +76,11 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
         diagnose("link", "the line has no inputs: nothing to simulate")
         raise SystemExit(EXIT_INPUT_ERROR)
     if output_format == "json":
-        text_out = dumps(report_json(report))
+        text_out = dumps(link_json(report))
     elif output_format == "sarif":
-        text_out = dumps(report_sarif(report))
+        text_out = dumps(link_sarif(report))
     else:
-        text_out = render_text(report, verbose=verbose, ablate=ablate)
+        text_out = render_link_text(report, verbose=verbose, ablate=ablate)
     write_output(text_out, output)
     raise SystemExit(EXIT_CLEAN if report.links else EXIT_FINDINGS)
 

@@ -56,13 +56,13 @@ def load(
 
     Exit status: 0 it loads, 1 it would fail, 2 usage or input error.
     """
-    from ldscope.analysis._load import LoadOptions, load_report_json, simulate_load
-    from ldscope.report._json import dumps
-    from ldscope.report._load_text import render_load_text
+    from ldscope.analysis import LoadOptions, simulate_load
+    from ldscope.loader import HostKind
+    from ldscope.report import dumps, load_report_json, render_load_text
 
     check_env_assignments(env)
     options = LoadOptions(
-        python=python, host=host, preload=preload, loaded=loaded, env=env, clear_env=clear_env,
+        python=python, host=HostKind(host) if host else None, preload=preload, loaded=loaded, env=env, clear_env=clear_env,
         root=root, also_search=also_search, now=now, bindings=verbose,
     )
     try:

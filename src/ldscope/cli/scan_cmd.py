@@ -59,10 +59,8 @@ def scan(
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error
     (a target that does not exist, a corrupt wheel).
     """
-    from ldscope.report._json import dumps
-    from ldscope.report._scan import failing, render_json, render_junit, render_sarif, render_text
-    from ldscope.scan._engine import run_scan
-    from ldscope.scan._runner import ScanSettings
+    from ldscope.report import dumps, render_scan_text, scan_fails, scan_json, scan_junit, scan_sarif
+    from ldscope.scan import ScanSettings, run_scan
 
     check_env_assignments(env)
     settings = ScanSettings(
@@ -77,17 +75,17 @@ def scan(
         file, _, reason = error.partition(": ")
         diagnose(file, reason or error)
     if output_format == "json":
-        text = dumps(render_json(result))
+        text = dumps(scan_json(result))
     elif output_format == "sarif":
-        text = dumps(render_sarif(result))
+        text = dumps(scan_sarif(result))
     elif output_format == "junit":
-        text = render_junit(result)
+        text = scan_junit(result)
     else:
-        text = render_text(result, verbose, output is None and sys.stdout.isatty())
+        text = render_scan_text(result, verbose, output is None and sys.stdout.isatty())
     write_output(text, output)
     if result.errors:
         raise SystemExit(EXIT_INPUT_ERROR)
-    raise SystemExit(EXIT_FINDINGS if failing(result, fail_on) else EXIT_CLEAN)
+    raise SystemExit(EXIT_FINDINGS if scan_fails(result, fail_on) else EXIT_CLEAN)
 
 
 def _progress_bar() -> Callable[[int], None]:

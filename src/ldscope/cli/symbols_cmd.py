@@ -59,10 +59,8 @@ def symbols(
             pattern = re.compile(grep)
         except re.error as exc:
             raise click.BadParameter(f"not a valid regular expression: {exc}", param_hint="--grep") from None
-    from ldscope.inspect._listing import ListingOptions, TableListing
-    from ldscope.inspect._sources import collect_listings
-    from ldscope.report._json import dumps
-    from ldscope.report._symbols_text import render_json, render_text
+    from ldscope.inspect import ListingOptions, TableListing, collect_listings
+    from ldscope.report import dumps, render_symbols_text, symbols_json
 
     options = ListingOptions(table, defined_only, undefined_only, demangle, pattern)
     listings: list[TableListing] = []
@@ -80,10 +78,10 @@ def symbols(
     listed = sum(len(x.rows) for x in listings)
     searched = sum(x.searched for x in listings)
     if output_format == "json":
-        write_output(dumps(render_json(listings, errors)), output)
+        write_output(dumps(symbols_json(listings, errors)), output)
     else:
         several = len(files) > 1 or any(x.member for x in listings)
-        write_output(render_text(listings, several, demangle, verbose), output)
+        write_output(render_symbols_text(listings, several, demangle, verbose), output)
     if listed == 0 and any(x.status == "ok" for x in listings):
         what = "matched the filters" if (pattern or defined_only or undefined_only) else "listed"
         click.echo(f"ldscope: no symbols {what} ({searched} symbols searched)", err=True)

@@ -15,27 +15,34 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from ldscope.vocab import Words
+
 __all__ = [
     "DIFFERENCE_KINDS",
+    "DifferenceKind",
     "Signature",
     "SignatureDifference",
     "compare_signatures",
     "parse_signature",
 ]
 
-DIFFERENCE_KINDS = (
-    "parameter-changed",
-    "parameter-added",
-    "parameter-removed",
-    "qualifier-changed",
-    "return-changed",
-    "template-changed",
-    "namespace-moved",
-    "abi-tag-changed",
-    "cxx11-abi",
-    "name-changed",  # different base name (the two are probably not the same entity)
-    "kind-changed",  # one is a function, the other is data
-)
+class DifferenceKind(Words):
+    """How a found C++ signature differs from the wanted one."""
+
+    PARAMETER_CHANGED = "parameter-changed"
+    PARAMETER_ADDED = "parameter-added"
+    PARAMETER_REMOVED = "parameter-removed"
+    QUALIFIER_CHANGED = "qualifier-changed"
+    RETURN_CHANGED = "return-changed"
+    TEMPLATE_CHANGED = "template-changed"
+    NAMESPACE_MOVED = "namespace-moved"
+    ABI_TAG_CHANGED = "abi-tag-changed"
+    CXX11_ABI = "cxx11-abi"
+    NAME_CHANGED = "name-changed"  # different base name (the two are probably not the same entity)
+    KIND_CHANGED = "kind-changed"  # one is a function, the other is data
+
+
+DIFFERENCE_KINDS = tuple(k.value for k in DifferenceKind)
 
 # Prefixes c++filt prints for special symbols, whose target is data or a function.
 _DATA_PREFIXES = (
@@ -123,7 +130,7 @@ _PARTS = {"return": "return type", "template": "template arguments", "abi-tags":
 class SignatureDifference:
     """One way in which a found signature differs from the wanted one."""
 
-    kind: str
+    kind: DifferenceKind
     index: int | None
     wanted: str
     found: str
@@ -133,14 +140,14 @@ class SignatureDifference:
         """Human-readable one-liner, e.g. ``parameter 4: int → unsigned int``."""
         w, f = self.wanted or "(none)", self.found or "(none)"
         where = f"parameter {self.index}" if self.index is not None else _PARTS.get(self.part, self.part)
-        if self.kind == "parameter-added":
+        if self.kind == DifferenceKind.PARAMETER_ADDED:
             return f"{where} added: {f}"
-        if self.kind == "parameter-removed":
+        if self.kind == DifferenceKind.PARAMETER_REMOVED:
             return f"{where} removed: {w}"
         text = f"{where}: {w} → {f}"
-        if self.kind == "cxx11-abi":
+        if self.kind == DifferenceKind.CXX11_ABI:
             text += " (std::__cxx11 vs old ABI: _GLIBCXX_USE_CXX11_ABI differs)"
-        elif self.kind == "namespace-moved":
+        elif self.kind == DifferenceKind.NAMESPACE_MOVED:
             text += " (moved to another namespace/class)"
         return text
 
@@ -450,14 +457,14 @@ def parse_signature(demangled: str) -> Signature:
 # --------------------------------------------------------------------------- comparing
 
 
-def _classify(wanted: str, found: str, default: str) -> str | None:
+def _classify(wanted: str, found: str, default: DifferenceKind) -> DifferenceKind | None:
     """None if equal up to whitespace; else the most specific difference kind."""
     if _key(wanted) == _key(found):
         return None
     if _cxx11_key(wanted) == _cxx11_key(found):
-        return "cxx11-abi"
+        return DifferenceKind.CXX11_ABI
     if _untagged_key(wanted) == _untagged_key(found):
-        return "abi-tag-changed"
+        return DifferenceKind.ABI_TAG_CHANGED
     return default
 
 
@@ -483,12 +490,12 @@ def _compare_parameters(wanted: tuple[str, ...], found: tuple[str, ...]) -> list
         paired = min(a1 - a0, b1 - b0)
         for k in range(paired):
             w, f = wanted[a0 + k], found[b0 + k]
-            kind = _classify(w, f, "parameter-changed") or "parameter-changed"
+            kind = _classify(w, f, DifferenceKind.PARAMETER_CHANGED) or DifferenceKind.PARAMETER_CHANGED
             diffs.append(SignatureDifference(kind, a0 + k + 1, w, f, "parameter"))
         for k in range(a0 + paired, a1):
-            diffs.append(SignatureDifference("parameter-removed", k + 1, wanted[k], "", "parameter"))
+            diffs.append(SignatureDifference(DifferenceKind.PARAMETER_REMOVED, k + 1, wanted[k], "", "parameter"))
         for k in range(b0 + paired, b1):
-            diffs.append(SignatureDifference("parameter-added", k + 1, "", found[k], "parameter"))
+            diffs.append(SignatureDifference(DifferenceKind.PARAMETER_ADDED, k + 1, "", found[k], "parameter"))
     return diffs
 
 
@@ -496,35 +503,35 @@ def compare_signatures(wanted: Signature, found: Signature) -> list[SignatureDif
     """List the differences between the wanted and the found signature (empty if same)."""
     diffs: list[SignatureDifference] = []
 
-    def add(kind: str | None, w: str, f: str, part: str) -> None:
+    def add(kind: DifferenceKind | None, w: str, f: str, part: str) -> None:
         if kind is not None:
             diffs.append(SignatureDifference(kind, None, w, f, part))
 
     if wanted.is_function != found.is_function:
         kinds = {True: "function", False: "data"}
-        add("kind-changed", kinds[wanted.is_function], kinds[found.is_function], "kind")
+        add(DifferenceKind.KIND_CHANGED, kinds[wanted.is_function], kinds[found.is_function], "kind")
     if _key(wanted.base_name) != _key(found.base_name):
-        add("name-changed", wanted.qualified_name, found.qualified_name, "name")
+        add(DifferenceKind.NAME_CHANGED, wanted.qualified_name, found.qualified_name, "name")
     elif _key(wanted.scope) != _key(found.scope):
         if _cxx11_key(wanted.scope) == _cxx11_key(found.scope):
-            add("cxx11-abi", wanted.scope, found.scope, "scope")
+            add(DifferenceKind.CXX11_ABI, wanted.scope, found.scope, "scope")
         elif _strip_templates(wanted.scope) == _strip_templates(found.scope):
-            add("template-changed", wanted.scope, found.scope, "scope")
+            add(DifferenceKind.TEMPLATE_CHANGED, wanted.scope, found.scope, "scope")
         else:
-            add("namespace-moved", wanted.scope, found.scope, "scope")
+            add(DifferenceKind.NAMESPACE_MOVED, wanted.scope, found.scope, "scope")
     w_targs, f_targs = ", ".join(wanted.template_args), ", ".join(found.template_args)
     if wanted.template_args or found.template_args:
         w_t, f_t = f"<{w_targs}>", f"<{f_targs}>"
-        add(_classify(w_t, f_t, "template-changed"), w_t, f_t, "template")
+        add(_classify(w_t, f_t, DifferenceKind.TEMPLATE_CHANGED), w_t, f_t, "template")
     if wanted.name_abi_tags != found.name_abi_tags:
         w_tags, f_tags = "".join(wanted.name_abi_tags), "".join(found.name_abi_tags)
         cxx11 = {"[abi:cxx11]"} == set(wanted.name_abi_tags) ^ set(found.name_abi_tags)
-        add("cxx11-abi" if cxx11 else "abi-tag-changed", w_tags, f_tags, "abi-tags")
+        add(DifferenceKind.CXX11_ABI if cxx11 else DifferenceKind.ABI_TAG_CHANGED, w_tags, f_tags, "abi-tags")
     w_ret, f_ret = wanted.return_type, found.return_type
     if w_ret is not None and f_ret is not None:
-        add(_classify(w_ret, f_ret, "return-changed"), w_ret, f_ret, "return")
+        add(_classify(w_ret, f_ret, DifferenceKind.RETURN_CHANGED), w_ret, f_ret, "return")
     if wanted.is_function and found.is_function:
         w_q, f_q = " ".join(wanted.qualifiers), " ".join(found.qualifiers)
-        add("qualifier-changed" if w_q != f_q else None, w_q, f_q, "qualifiers")
+        add(DifferenceKind.QUALIFIER_CHANGED if w_q != f_q else None, w_q, f_q, "qualifiers")
         diffs.extend(_compare_parameters(wanted.parameters, found.parameters))
     return diffs

@@ -1,1 +1,26 @@
-"""TODO."""
+"""Why a wanted symbol, version or library was not found, what is closest, and which problems
+share one root cause: the near-miss engines for load and link, and cause grouping."""
+
+from __future__ import annotations
+
+from ldscope.explain._causes import CauseGroup, cause_of, group_by_cause, problem_key
+from ldscope.explain._link import LinkExplainer
+from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
+from ldscope.explain._load import EXPLAINED_KINDS, NearMissFinder, ReportExplainer, explain
+from ldscope.explain._load_index import SharedIndex
+
+__all__ = [
+    "EXPLAINED_KINDS",
+    "CauseGroup",
+    "Definition",
+    "DefinitionStatus",
+    "LinkError",
+    "LinkExplainer",
+    "NearMissFinder",
+    "ReportExplainer",
+    "SharedIndex",
+    "cause_of",
+    "explain",
+    "group_by_cause",
+    "problem_key",
+]

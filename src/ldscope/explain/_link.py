@@ -3,21 +3,20 @@ why it did not count, and what is almost the symbol wanted."""
 
 from __future__ import annotations
 
-from ldscope.analysis._link_results import Definition, LinkError, NearMiss
-from ldscope.cxx._demangle import demangle
+from ldscope.cxx import demangle
 from ldscope.explain._link_lookup import Candidate, Lookup
 from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
-from ldscope.linker._messages import word
-from ldscope.linker._simulate import Simulation
-from ldscope.linker.engines._table import RawError, Unit
-from ldscope.linker.inputs._facts import ArchiveFacts, SharedFacts
-from ldscope.linker.inputs._resolve import Input
+from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
+from ldscope.linker import Simulation, word
+from ldscope.linker.engines import RawError, Unit
+from ldscope.linker.inputs import ArchiveFacts, Input, SharedFacts
+from ldscope.vocab import LinkErrorKind, NearMiss
 
-_SYMBOL_KINDS = ("undefined-reference", "undefined-warning", "shlib-undefined", "dso-missing",
-                 "required-undefined")
+_SYMBOL_KINDS = (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.SHLIB_UNDEFINED, LinkErrorKind.DSO_MISSING,
+                 LinkErrorKind.REQUIRED_UNDEFINED)
 
 
-class Explainer:
+class LinkExplainer:
     """Explains the errors of one simulation."""
 
     def __init__(self, sim: Simulation, lookup: Lookup | None = None, search: bool = True) -> None:
@@ -84,15 +83,15 @@ class Explainer:
         ref = self.unit(e.uid)
         other = self.unit(e.other)
         key = e.key
-        versioned = self.shown_symbol(key, e.other) if key and e.kind == "dso-missing" else key
+        versioned = self.shown_symbol(key, e.other) if key and e.kind == LinkErrorKind.DSO_MISSING else key
         dem = demangle(key.split("@", 1)[0]) if key else None
         shown_sym = versioned or ""
-        if dem and e.kind != "dso-missing":
+        if dem and e.kind != LinkErrorKind.DSO_MISSING:
             shown_sym = dem + (key[len(key.split("@", 1)[0]):] if key else "")
         ref_name = ref.display if ref is not None else None
         other_name = other.display if other is not None else None
         detail = e.detail
-        if e.kind == "missing-input" and e.input_seq in self.inputs:
+        if e.kind == LinkErrorKind.MISSING_INPUT and e.input_seq in self.inputs:
             detail = self.inputs[e.input_seq].detail or detail
         message = word(sim.policy.name, sim.line.linker_program, e.kind, shown_sym, ref_name,
                        other_name, detail, sim.environment.variables)
@@ -101,11 +100,11 @@ class Explainer:
         explanation = ""
         if key and e.kind in _SYMBOL_KINDS:
             defs = self.definitions(key, ref)
-            if not any(d.status in ("before-referrer", "dropped-as-needed", "dt-needed-only")
+            if not any(d.status in (DefinitionStatus.BEFORE_REFERRER, DefinitionStatus.DROPPED_AS_NEEDED, DefinitionStatus.DT_NEEDED_ONLY)
                        for d in defs):
                 misses = self.near_misses(key)
             explanation = self.explain_symbol(e, key, ref, other, defs, misses)
-        elif e.kind == "multiple-definition" and key:
+        elif e.kind == LinkErrorKind.MULTIPLE_DEFINITION and key:
             defs, explanation = self.explain_duplicate(key, ref, other)
         else:
             explanation = self.explain_input(e)
@@ -140,7 +139,7 @@ class Explainer:
                     out.append(self.archive_definition(inp, f, m, key, ref_pos, weak_only))
             elif isinstance(f, SharedFacts) and key in f.defs:
                 out.append(self.library_definition(inp, f, key, ref_pos))
-        explained = any(d.status in ("before-referrer", "dropped-as-needed", "weak-reference") for d in out)
+        explained = any(d.status in (DefinitionStatus.BEFORE_REFERRER, DefinitionStatus.DROPPED_AS_NEEDED, DefinitionStatus.WEAK_REFERENCE) for d in out)
         for cand in self.lookup.where(key, search=self.search and not explained):
             out.append(self.candidate_definition(cand))
         return tuple(out)
@@ -157,20 +156,20 @@ class Explainer:
         where = f"{inp.display}({f.member_names[m]})"
         o = self.sim.outcome
         if (inp.seq, m) in o.extracted:
-            return Definition(where, inp.position, "extracted", f"{where} is in the link")
+            return Definition(where, inp.position, DefinitionStatus.EXTRACTED, f"{where} is in the link")
         if weak_only:
-            return Definition(where, inp.position, "weak-reference",
+            return Definition(where, inp.position, DefinitionStatus.WEAK_REFERENCE,
                               f"{where} defines it, but every reference is weak, and a weak "
                               "reference never extracts an archive member")
         if self.sim.policy.ordered and ref_pos is not None and inp.position <= ref_pos:
-            return Definition(where, inp.position, "before-referrer",
+            return Definition(where, inp.position, DefinitionStatus.BEFORE_REFERRER,
                               f"{where} defines it, but {self.arg(inp.position)} comes before the "
                               f"reference (argument {ref_pos}); {self.label} scans archives once, "
                               "left to right, and does not go back")
         if not f.has_gnu_index and self.sim.policy.name == "bfd":
-            return Definition(where, inp.position, "archive-no-index",
+            return Definition(where, inp.position, DefinitionStatus.ARCHIVE_NO_INDEX,
                               f"{where} defines it, but {inp.display} has no symbol index")
-        return Definition(where, inp.position, "not-extracted",
+        return Definition(where, inp.position, DefinitionStatus.NOT_EXTRACTED,
                           f"{where} defines it but was not extracted")
 
     def library_definition(self, inp: Input, f: SharedFacts, key: str, ref_pos: int | None) -> Definition:
@@ -178,19 +177,19 @@ class Explainer:
         o = self.sim.outcome
         if inp in o.dropped_libs:
             later = f" (the reference comes later, argument {ref_pos})" if ref_pos and ref_pos > inp.position else ""
-            return Definition(inp.display, inp.position, "dropped-as-needed",
+            return Definition(inp.display, inp.position, DefinitionStatus.DROPPED_AS_NEEDED,
                               f"{inp.display} at {self.arg(inp.position)} defines {f.shown(key)} but "
                               f"was --as-needed and nothing needed it when the link reached it{later}; "
                               f"{self.label} does not come back to it")
-        return Definition(inp.display, inp.position, "on-line", f"{inp.display} defines {f.shown(key)}")
+        return Definition(inp.display, inp.position, DefinitionStatus.ON_LINE, f"{inp.display} defines {f.shown(key)}")
 
     def candidate_definition(self, c: Candidate) -> Definition:
         """A library outside the resolution."""
         if c.how == "dt-needed":
-            return Definition(c.path, None, "dt-needed-only",
+            return Definition(c.path, None, DefinitionStatus.DT_NEEDED_ONLY,
                               f"{c.path} defines {c.shown}, but the link reaches it only as a "
                               f"DT_NEEDED entry of {c.via} ({self.arg(c.via_position)})")
-        return Definition(c.path, None, "search-path",
+        return Definition(c.path, None, DefinitionStatus.SEARCH_PATH,
                           f"{c.path} on the search path defines {c.shown}; it is not on the line "
                           f"(add {c.via})")
 
@@ -199,25 +198,25 @@ class Explainer:
                        defs: tuple[Definition, ...], misses: tuple[NearMiss, ...]) -> str:
         """Why the symbol did not resolve."""
         name = self.shown_symbol(key, e.other)
-        if e.kind != "dso-missing":
+        if e.kind != LinkErrorKind.DSO_MISSING:
             dem = demangle(key.split("@", 1)[0])
             name = f"`{dem}' ({key})" if dem else key
         where = self.place(ref)
-        if e.kind == "dso-missing" and other is not None:
+        if e.kind == LinkErrorKind.DSO_MISSING and other is not None:
             return self.explain_dso_missing(name, ref, other)
-        if e.kind == "shlib-undefined":
+        if e.kind == LinkErrorKind.SHLIB_UNDEFINED:
             text = f"{where} needs {name}, and nothing in the link defines it"
             if self.sim.kind in ("exec", "pie"):
                 text += " (executables are linked with --no-allow-shlib-undefined by default)"
-        elif e.kind == "required-undefined":
+        elif e.kind == LinkErrorKind.REQUIRED_UNDEFINED:
             text = f"--require-defined={key}: nothing in the link defines it"
         else:
             text = f"{name} is referenced by {where} and defined nowhere in the link"
-        reasons = [d.detail for d in defs if d.status != "extracted"]
+        reasons = [d.detail for d in defs if d.status != DefinitionStatus.EXTRACTED]
         if reasons:
             text += ". " + ". ".join(reasons)
         if misses:
-            text += ". Near: " + "; ".join(f"{m.where}: {m.demangled or m.symbol} ({m.kind})" for m in misses[:2])
+            text += ". Near: " + "; ".join(f"{m.file}: {m.demangled or m.symbol} ({m.kind})" for m in misses[:2])
         return text
 
     def explain_dso_missing(self, name: str, ref: Unit | None, lib: Unit) -> str:
@@ -248,7 +247,7 @@ class Explainer:
             if u is None:
                 continue
             why = self.why_in_link(u)
-            defs.append(Definition(u.display, u.position if u.position >= 0 else None, "extracted", why))
+            defs.append(Definition(u.display, u.position if u.position >= 0 else None, DefinitionStatus.EXTRACTED, why))
             parts.append(f"{self.place(u)}{': ' + why if why else ''}")
         return tuple(defs), f"{key} is defined strongly twice: " + "; ".join(parts)
 
@@ -264,14 +263,14 @@ class Explainer:
     def explain_input(self, e: RawError) -> str:
         """Missing or unusable inputs."""
         inp = self.inputs.get(e.input_seq) if e.input_seq is not None else None
-        if e.kind == "missing-input" and inp is not None:
+        if e.kind == LinkErrorKind.MISSING_INPUT and inp is not None:
             tried = ", ".join(inp.tried[:12]) + (" ..." if len(inp.tried) > 12 else "")
             return (f"{inp.spec} at argument {inp.position} was not found"
                     + (f"; tried {tried}" if tried else "")
                     + ". The simulation continues without it (the verdict is partial)")
-        if e.kind == "unknown-option":
+        if e.kind == LinkErrorKind.UNKNOWN_OPTION:
             return f"{self.label} does not accept {e.detail}"
-        if e.kind == "archive-no-index":
+        if e.kind == LinkErrorKind.ARCHIVE_NO_INDEX:
             return f"{e.detail} has no symbol index; run ranlib (or ar s) on it"
         return e.detail or e.kind
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ldscope.elf import ElfFile, IndexedArchive, is_archive, is_elf
 from ldscope.errors import InputFormatError
-from ldscope.linker._simulate import Simulation
+from ldscope.linker import Simulation
 from ldscope.linker.inputs import ArchiveFacts, FactsCache, SharedFacts, bfd_needed_search_path, library_flag
 
 MAX_FILES_PER_DIR = 400

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ldscope.analysis._link_results import NearMiss
-from ldscope.cxx._demangle import demangle, demangle_many
-from ldscope.cxx._signature import compare_signatures, parse_signature
-from ldscope.linker.inputs._facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
+from ldscope.cxx import DifferenceKind, compare_signatures, demangle, demangle_many, parse_signature
+from ldscope.linker.inputs import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
+from ldscope.vocab import NearMiss, NearMissKind
 
 MAX_MISSES = 5
 
@@ -57,11 +56,13 @@ def cxx_near_misses(key: str, sources: list[Source]) -> tuple[NearMiss, ...]:
             if sig.qualified_name != wanted.qualified_name and sig.base_name != wanted.base_name:
                 continue
             diffs = compare_signatures(wanted, sig)
-            if not diffs or any(d.kind == "name-changed" for d in diffs):
+            if not diffs or any(d.kind == DifferenceKind.NAME_CHANGED for d in diffs):
                 continue
-            kind = "cxx11-abi" if any(d.kind == "cxx11-abi" for d in diffs) else diffs[0].kind
+            cxx11 = any(d.kind == DifferenceKind.CXX11_ABI for d in diffs)
+            kind = NearMissKind.CXX11_ABI if cxx11 else NearMissKind(diffs[0].kind.value)
             place = _member_of(facts, name, where) if isinstance(facts, ArchiveFacts) else where
-            found.append(NearMiss(name, text, place, kind, tuple(d.describe() for d in diffs)))
+            described = tuple(d.describe() for d in diffs)
+            found.append(NearMiss(name, text, place, "; ".join(described), kind, described))
             if len(found) >= MAX_MISSES:
                 return tuple(found)
     return tuple(found)
@@ -79,11 +80,11 @@ def version_near_misses(key: str, sources: Sequence[Source]) -> tuple[NearMiss, 
                 continue
             ver = k.split("@", 1)[1]
             default = facts.display.get(base) == f"{base}@@{ver}"
-            kind = "other-version" if want_ver or default else "hidden-version"
+            kind = NearMissKind.OTHER_VERSION if want_ver or default else NearMissKind.HIDDEN_VERSION
             text = (f"{where} has {k} (a hidden, non-default version: only an explicit "
-                    f"reference to {k} can bind to it)" if kind == "hidden-version"
+                    f"reference to {k} can bind to it)" if kind == NearMissKind.HIDDEN_VERSION
                     else f"{where} has {facts.shown(k) if default else k}, not the version wanted")
-            out.append(NearMiss(k, demangle(base), where, kind, (text,)))
+            out.append(NearMiss(k, demangle(base), where, text, kind, (text,)))
             if len(out) >= MAX_MISSES:
                 return tuple(out)
     return tuple(out)

@@ -10,16 +10,18 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from ldscope.cxx._demangle import demangle
+from ldscope.cxx import demangle
 from ldscope.errors import InputFormatError
+from ldscope.explain._causes import cause_of
 from ldscope.explain._load_index import SharedIndex
-from ldscope.loader import _results as R
-from ldscope.loader._image import ElfImage, ImageCache
+from ldscope.loader import ElfImage, ImageCache, LoadEnvironment, LoadReport, Problem
+from ldscope.system import Machine, home_directory, known_machine
+from ldscope.vocab import NearMiss, NearMissKind, ProblemKind, Severity
 
 __all__ = ["NearMissFinder", "SharedIndex", "explain"]
 
@@ -28,12 +30,13 @@ _SIMILAR_NAME_LIMIT = 20
 _PY_API = re.compile(r"^_?Py[A-Z_]")
 _LIBPYTHON = re.compile(r"^libpython(\d+)\.(\d+)[a-z]*\.so")
 _VERSION_FAMILY = re.compile(r"^(.*?)(\d+(?:\.\d+)*)$")
+_UNSET = object()
 
 
 class NearMissFinder:
     """Looks for near-misses around one load report; caches directory scans and demangling."""
 
-    def __init__(self, report: R.LoadReport, images: ImageCache, env: object,
+    def __init__(self, report: LoadReport, images: ImageCache, env: LoadEnvironment | None,
                  also_search: Iterable[str] = (), shared: SharedIndex | None = None) -> None:
         self.report = report
         self.shared = shared if shared is not None else SharedIndex()
@@ -43,21 +46,41 @@ class NearMissFinder:
         self._scope: list[tuple[str, ElfImage]] | None = None
         self._providers: dict[str, list[tuple[str, str | None]]] | None = None
         self._hidden: dict[str, list[tuple[str, str, str, str]]] | None = None
+        self._machine: object = _UNSET
+        self._suffixes: tuple[str, ...] | None = None
         # ld.so stops at a missing DT_NEEDED library: symbols of the file that needed it are
         # that library's consequence (see findings), so they get no system-wide search.
         self.missing_deps: set[str] = {
-            p.file for p in report.problems if p.kind == R.MISSING_LIBRARY and p.severity == "error"
+            p.file for p in report.problems if p.kind == ProblemKind.MISSING_LIBRARY and p.severity == Severity.ERROR
         }
         self.wanted: set[str] = {
             p.symbol for p in report.problems
-            if p.kind == R.UNRESOLVED_SYMBOL and p.symbol and p.file not in self.missing_deps
+            if p.kind == ProblemKind.UNRESOLVED_SYMBOL and p.symbol and p.file not in self.missing_deps
         }
 
     # ----------------------------------------------------------------- inputs
     def host_path(self, path: str) -> str:
         """Map a target path into the sysroot, if any."""
-        host = getattr(self.env, "host_path", None)
-        return host(path) if callable(host) else path
+        return self.env.host_path(path) if self.env is not None else path
+
+    def machine(self) -> Machine | None:
+        """The machine the target is built for (its libraries are looked for where that
+        machine keeps them), None if the target cannot be read or the machine is unknown."""
+        if self._machine is _UNSET:
+            image = self.image(self.report.target)
+            self._machine = known_machine(image.machine, image.elf_class) if image is not None else None
+        return self._machine  # type: ignore[return-value]
+
+    def _hwcaps_suffixes(self) -> tuple[str, ...]:
+        """The subdirectories ld.so tries inside each search-path directory for this machine
+        (glibc-hwcaps/x86-64-v3, tls/haswell/x86_64, ...): not places libraries are kept."""
+        if self._suffixes is None:
+            found: tuple[str, ...] = ("/glibc-hwcaps",)
+            m = self.machine()
+            if m is not None and self.env is not None:
+                found += tuple(d[len("/base"):] for d in self.env.subdirs("/base", m.elf_machine_name, m.elf_class)[:-1])
+            self._suffixes = found
+        return self._suffixes
 
     def scope(self) -> list[tuple[str, ElfImage]]:
         """(path, image) of every object in the simulated process, in load order."""
@@ -76,10 +99,11 @@ class NearMissFinder:
     def search_dirs(self) -> list[str]:
         """Directories on the search path (from where libraries were found or tried) plus extras."""
         dirs: list[str] = []
+        suffixes = self._hwcaps_suffixes()
         for lib in self.report.libraries:
             for t in lib.tried:
                 d = os.path.dirname(t.path)
-                if "glibc-hwcaps" in d or d.endswith(("/tls", "/x86_64", "/haswell")):
+                if "/glibc-hwcaps/" in d or d.endswith(suffixes):
                     continue
                 if d and d not in dirs and not t.path.endswith(")"):
                     dirs.append(d)
@@ -155,10 +179,10 @@ class NearMissFinder:
         return self.shared.cxx_definitions(image, base_name)
 
     # --------------------------------------------------------------- symbols
-    def for_symbol(self, problem: R.Problem) -> list[R.NearMiss]:
+    def for_symbol(self, problem: Problem) -> list[NearMiss]:
         """Near-misses for one unresolved symbol, best first."""
         name = problem.symbol or ""
-        found: list[R.NearMiss] = []
+        found: list[NearMiss] = []
         found.extend(self._other_versions(name, problem.version))
         if name.startswith("_Z"):
             found.extend(self._cxx_signatures(name, problem.demangled))
@@ -168,7 +192,7 @@ class NearMissFinder:
         if problem.file in self.missing_deps:
             found.sort(key=lambda n: -n.score)
             return found[:8]
-        if not any(n.kind in ("other-version", "not-exported") for n in found):
+        if not any(n.kind in (NearMissKind.OTHER_VERSION, NearMissKind.NOT_EXPORTED) for n in found):
             found.extend(self._elsewhere(name))
         if not found and not name.startswith("_Z") and len(self.wanted) <= _SIMILAR_NAME_LIMIT:
             # A typo-like near-miss helps for a handful of names, not for hundreds left
@@ -177,7 +201,7 @@ class NearMissFinder:
         found.sort(key=lambda n: -n.score)
         return found[:8]
 
-    def _other_versions(self, name: str, version: str | None) -> list[R.NearMiss]:
+    def _other_versions(self, name: str, version: str | None) -> list[NearMiss]:
         result = []
         for path, img in self.scope():
             defs = img.definitions_named(name)
@@ -189,18 +213,18 @@ class NearMissFinder:
                 why = f"{path} defines only versioned {shown}; none is visible to an unversioned reference"
             else:
                 why = f"{path} defines {shown}, not version {version}"
-            result.append(R.NearMiss(name, demangle(name), path, why, "other-version", 0.95))
+            result.append(NearMiss(name, demangle(name), path, why, NearMissKind.OTHER_VERSION, score=0.95))
         return result
 
-    def _cxx_signatures(self, name: str, demangled: str | None) -> list[R.NearMiss]:
-        from ldscope.cxx._signature import compare_signatures, parse_signature
+    def _cxx_signatures(self, name: str, demangled: str | None) -> list[NearMiss]:
+        from ldscope.cxx import DifferenceKind, compare_signatures, parse_signature
 
         if demangled is None:
             return []
         wanted = parse_signature(demangled)
         if not wanted.base_name:
             return []
-        result: list[R.NearMiss] = []
+        result: list[NearMiss] = []
         sources = [(p, i, True) for p, i in self.scope()]
         for path, img, in_scope in sources:
             for mangled, pretty in self.cxx_index(img, wanted.base_name):
@@ -213,25 +237,25 @@ class NearMissFinder:
                 kinds = {d.kind for d in diffs}
                 text = "; ".join(d.describe() for d in diffs[:4])
                 same_entity = _strip_abi(found.qualified_name) == _strip_abi(wanted.qualified_name)
-                if "cxx11-abi" in kinds and same_entity:
+                if DifferenceKind.CXX11_ABI in kinds and same_entity:
                     why = (f"{path} defines {pretty}: _GLIBCXX_USE_CXX11_ABI mismatch "
                            f"(std::__cxx11 strings vs the old std::string ABI): {text}")
-                    kind, score = "cxx11-abi", 0.93
+                    kind, score = NearMissKind.CXX11_ABI, 0.93
                 elif found.qualified_name == wanted.qualified_name:
                     why = f"{path} defines {pretty}: {text}"
-                    kind, score = "signature-changed", 0.9
-                elif "namespace-moved" in kinds:
+                    kind, score = NearMissKind.SIGNATURE_CHANGED, 0.9
+                elif DifferenceKind.NAMESPACE_MOVED in kinds:
                     why = f"{path} defines {pretty}: {text}"
-                    kind, score = "namespace-moved", 0.75
+                    kind, score = NearMissKind.NAMESPACE_MOVED, 0.75
                 else:
                     continue
                 if not in_scope:
                     score -= 0.1
-                result.append(R.NearMiss(mangled, pretty, path, why, kind, score))
+                result.append(NearMiss(mangled, pretty, path, why, kind, score=score))
         result.sort(key=lambda n: -n.score)
         return result[:5]
 
-    def _python_api(self, name: str) -> list[R.NearMiss]:
+    def _python_api(self, name: str) -> list[NearMiss]:
         in_scope = [p for p, img in self.scope() if img.defines(name)]
         if in_scope:
             return []
@@ -249,15 +273,22 @@ class NearMissFinder:
         else:
             why = (f"Python C-API symbol not defined by this interpreter ({host}) nor by any "
                    "other libpython found: the extension was built for another Python version")
-        return [R.NearMiss(name, None, None, why, "python-api", 0.9)]
+        return [NearMiss(name, None, None, why, NearMissKind.PYTHON_API, score=0.9)]
 
     def _python_libraries(self) -> list[str]:
+        """libpython files of other Pythons: where the target's machine keeps libraries, the
+        --also-search directories, and pyenv's versions under the simulated $HOME."""
         dirs = set(self.also_search)
-        for base in ("/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/local/lib", "/usr/lib64"):
-            dirs.add(base)
-        pyenv = os.path.expanduser("~/.pyenv/versions")
-        if os.path.isdir(pyenv):
-            for v in sorted(os.listdir(pyenv)):
+        m = self.machine()
+        dirs.update(m.usr_library_dirs if m is not None else ("/usr/lib", "/usr/local/lib"))
+        home = home_directory(self.env.env) if self.env is not None else None
+        if home:
+            pyenv = os.path.join(home, ".pyenv", "versions")
+            try:
+                versions = sorted(self.images.fs.listdir(self.host_path(pyenv)))
+            except OSError:
+                versions = []
+            for v in versions:
                 dirs.add(os.path.join(pyenv, v, "lib"))
         found = []
         for d in sorted(dirs):
@@ -299,18 +330,18 @@ class NearMissFinder:
         self._hidden = found
         return found
 
-    def _not_exported(self, name: str) -> list[R.NearMiss]:
+    def _not_exported(self, name: str) -> list[NearMiss]:
         return [
-            R.NearMiss(
+            NearMiss(
                 name, demangle(name), path,
                 f"{path} has {name} but does not export it ({bind} binding, {vis} visibility "
                 f"in .{table}): it was built hidden",
-                "not-exported", 0.85,
+                NearMissKind.NOT_EXPORTED, score=0.85,
             )
             for path, bind, vis, table in self.hidden_definitions().get(name, [])
         ]
 
-    def _elsewhere(self, name: str) -> list[R.NearMiss]:
+    def _elsewhere(self, name: str) -> list[NearMiss]:
         result = []
         for path, soname in self.providers_elsewhere().get(name, [])[:3]:
             in_extra = any(path.startswith(d.rstrip("/") + "/") for d in self.also_search)
@@ -319,10 +350,10 @@ class NearMissFinder:
                    else f"link with it (DT_NEEDED {soname or os.path.basename(path)}), "
                    f"or preload it (--preload {path})")
             why = f"defined in {path}, which is not loaded: {how}"
-            result.append(R.NearMiss(name, demangle(name), path, why, "not-in-scope", 0.8))
+            result.append(NearMiss(name, demangle(name), path, why, NearMissKind.NOT_IN_SCOPE, score=0.8))
         return result
 
-    def _similar_names(self, name: str, referrer: str) -> list[R.NearMiss]:
+    def _similar_names(self, name: str, referrer: str) -> list[NearMiss]:
         """Close spellings among what the referrer's own DT_NEEDED libraries export: a
         renamed or misspelt symbol is one of the library it was linked against (and
         difflib over every object in scope - libc, libstdc++ - cost seconds in big scans)."""
@@ -337,16 +368,16 @@ class NearMissFinder:
                           if 2 * min(length, len(c)) >= 0.85 * (length + len(c))]
             close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.85)
             for c in close:
-                result.append(R.NearMiss(c, demangle(c), path,
-                                         f"{path} defines the similar name {c}", "similar-name", 0.5))
+                result.append(NearMiss(c, demangle(c), path,
+                                         f"{path} defines the similar name {c}", NearMissKind.SIMILAR_NAME, score=0.5))
         return result[:3]
 
     # -------------------------------------------------------------- versions
-    def for_version(self, problem: R.Problem) -> list[R.NearMiss]:
+    def for_version(self, problem: Problem) -> list[NearMiss]:
         """Newest version of the family in the provider, and other copies that define it."""
         wanted = problem.version or ""
         provider = problem.library or ""
-        result: list[R.NearMiss] = []
+        result: list[NearMiss] = []
         img = self.image(provider) if provider else None
         m = _VERSION_FAMILY.match(wanted)
         if img is not None and m:
@@ -355,7 +386,7 @@ class NearMissFinder:
             if same:
                 newest = max(same, key=lambda v: _version_key(v[len(family):]))
                 why = f"{provider} offers up to {newest}; {wanted} needs a newer {os.path.basename(provider)}"
-                result.append(R.NearMiss(wanted, None, provider, why, "version-family", 0.9))
+                result.append(NearMiss(wanted, None, provider, why, NearMissKind.VERSION_FAMILY, score=0.9))
         base = os.path.basename(provider)
         soname = img.soname if img is not None else base
         for d in self.search_dirs():
@@ -366,26 +397,26 @@ class NearMissFinder:
                 if other is not None and wanted in other.all_verdef_names:
                     why = (f"{path} defines {wanted}: put {os.path.dirname(path)} first on the "
                            "search path (LD_LIBRARY_PATH or RUNPATH) or --preload it")
-                    result.append(R.NearMiss(wanted, None, path, why, "other-copy", 0.95))
+                    result.append(NearMiss(wanted, None, path, why, NearMissKind.OTHER_COPY, score=0.95))
         result.sort(key=lambda n: -n.score)
         return result
 
     # ------------------------------------------------------------- libraries
-    def for_library(self, problem: R.Problem) -> list[R.NearMiss]:
+    def for_library(self, problem: Problem) -> list[NearMiss]:
         """Files with the same or a similar name elsewhere on the search path or in extras."""
         wanted = problem.library or ""
         stem = wanted.split(".so")[0]
-        result: list[R.NearMiss] = []
+        result: list[NearMiss] = []
         for d in self.search_dirs():
             for path in self.dir_libraries(d):
                 base = os.path.basename(path)
                 if base == wanted:
                     extra = any(path.startswith(x.rstrip("/") + "/") for x in self.also_search)
                     how = "add it to LD_LIBRARY_PATH or the RUNPATH" if extra else "it was not on the path searched"
-                    result.append(R.NearMiss(wanted, None, path, f"{path} exists: {how}", "found-elsewhere", 0.95))
+                    result.append(NearMiss(wanted, None, path, f"{path} exists: {how}", NearMissKind.FOUND_ELSEWHERE, score=0.95))
                 elif stem and base.startswith(stem + ".so") and base != wanted:
                     why = f"{path} is another version of {stem} (wanted {wanted}): the file was built against a different release"
-                    result.append(R.NearMiss(wanted, None, path, why, "other-release", 0.7))
+                    result.append(NearMiss(wanted, None, path, why, NearMissKind.OTHER_RELEASE, score=0.7))
         result.sort(key=lambda n: -n.score)
         return result[:5]
 
@@ -400,43 +431,56 @@ def _version_key(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in digits)
 
 
-def _cause_for(problem: R.Problem, misses: list[R.NearMiss]) -> tuple[str | None, str | None]:
-    """A grouping key and a one-line summary shared by problems with the same root cause."""
-    if problem.kind != R.UNRESOLVED_SYMBOL or not misses:
-        return problem.cause, None
-    best = misses[0]
-    base = os.path.basename(best.file) if best.file else None
-    if best.kind in ("signature-changed", "namespace-moved"):
-        return (f"rebuilt:{problem.file}:{best.file}",
-                f"{problem.file} was built against another version of {base}: symbols changed signature")
-    if best.kind == "cxx11-abi":
-        return (f"cxx11:{problem.file}:{best.file}",
-                f"{problem.file} and {base} disagree on _GLIBCXX_USE_CXX11_ABI")
-    if best.kind == "python-api":
-        return (f"python:{problem.file}", f"{problem.file} was built for another Python version")
-    if best.kind == "other-version":
-        return (f"version:{problem.file}:{best.file}",
-                f"{problem.file} wants symbol versions {base} does not define")
-    if best.kind == "not-in-scope":
-        return (f"scope:{problem.file}:{best.file}",
-                f"symbols {problem.file} needs are defined in {best.file}, which is not loaded")
-    return problem.cause, None
+EXPLAINED_KINDS = frozenset({ProblemKind.UNRESOLVED_SYMBOL, ProblemKind.MISSING_VERSION, ProblemKind.MISSING_LIBRARY})
 
 
-def explain(report: R.LoadReport, model: object, also_search: Iterable[str] = (),
-            shared: SharedIndex | None = None) -> tuple[R.Problem, ...]:
-    """Attach near-misses (and shared causes) to the problems of a load report."""
-    images = getattr(model, "images", None) or ImageCache()
-    finder = NearMissFinder(report, images, getattr(model, "env", None), also_search, shared)
+def explain(report: LoadReport, images: ImageCache, env: LoadEnvironment | None,
+            also_search: Iterable[str] = (), shared: SharedIndex | None = None,
+            only: Sequence[Problem] | None = None) -> tuple[Problem, ...]:
+    """Near-misses (and shared causes) for the problems of a load report (or `only` those of
+    them), each returned with them attached; `images` and `env` are those the report was
+    simulated with. The search is planned from the whole report either way."""
+    finder = NearMissFinder(report, images, env, also_search, shared)
     out = []
-    for p in report.problems:
-        misses: list[R.NearMiss] = []
-        if p.kind == R.UNRESOLVED_SYMBOL:
+    for p in report.problems if only is None else only:
+        misses: list[NearMiss] = []
+        if p.kind == ProblemKind.UNRESOLVED_SYMBOL:
             misses = finder.for_symbol(p)
-        elif p.kind == R.MISSING_VERSION:
+        elif p.kind == ProblemKind.MISSING_VERSION:
             misses = finder.for_version(p)
-        elif p.kind == R.MISSING_LIBRARY:
+        elif p.kind == ProblemKind.MISSING_LIBRARY:
             misses = finder.for_library(p)
-        cause, summary = _cause_for(p, misses)
+        cause, summary = cause_of(p, misses)
         out.append(replace(p, near_misses=tuple(misses), cause=cause, cause_summary=summary))
     return tuple(out)
+
+
+class ReportExplainer:
+    """Explains load reports for one analysis (one `load`, one scan): each distinct problem
+    is explained once (a library's problem seen in many loads, such as libjava.so inside
+    every JDK plugin's load, gets its near-misses once), and the libraries near-miss searches
+    look through are indexed once for all reports."""
+
+    def __init__(self, images: ImageCache, env: LoadEnvironment | None, also_search: Iterable[str] = (),
+                 enabled: bool = True) -> None:
+        self.images = images
+        self.env = env
+        self.also_search = tuple(also_search)
+        self.enabled = enabled
+        self.index = SharedIndex()
+        self._explained: dict[tuple[object, ...], Problem] = {}
+
+    def explain(self, report: LoadReport) -> LoadReport:
+        """The report with near-misses attached, when any problem is of a kind that has them."""
+        if not self.enabled or not any(p.kind in EXPLAINED_KINDS for p in report.problems):
+            return report
+        todo = [p for p in report.problems if _identity(p) not in self._explained]
+        if todo:
+            done = explain(report, self.images, self.env, self.also_search, self.index, todo)
+            for before, after in zip(todo, done):
+                self._explained[_identity(before)] = after
+        return replace(report, problems=tuple(self._explained.get(_identity(p), p) for p in report.problems))
+
+
+def _identity(p: Problem) -> tuple[object, ...]:
+    return (p.kind, p.file, p.symbol, p.version, p.library, p.message, p.tried)

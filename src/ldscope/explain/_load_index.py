@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ldscope.elf import HashedNames, is_elf, lookup_exported
 from ldscope.errors import InputFormatError
-from ldscope.loader._image import ElfImage
+from ldscope.loader import ElfImage
 
 
 @dataclass(slots=True)
@@ -133,8 +133,7 @@ class SharedIndex:
         """Demangle and parse names into the scan-wide (base name, demangled) memo."""
         if not names:
             return
-        from ldscope.cxx._demangle import demangle_many
-        from ldscope.cxx._signature import parse_signature
+        from ldscope.cxx import demangle_many, parse_signature
 
         parsed = self.cxx_parsed
         for mangled, pretty in zip(names, demangle_many(names)):

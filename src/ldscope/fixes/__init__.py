@@ -6,5 +6,6 @@ from __future__ import annotations
 
 from ldscope.fixes._confirm import confirm, run_linker, runnable_argv
 from ldscope.fixes._link import apply_edits, candidates, evaluate
+from ldscope.fixes._results import Confirmation, Edit, Fix
 
-__all__ = ["apply_edits", "candidates", "confirm", "evaluate", "run_linker", "runnable_argv"]
+__all__ = ["Confirmation", "Edit", "Fix", "apply_edits", "candidates", "confirm", "evaluate", "run_linker", "runnable_argv"]

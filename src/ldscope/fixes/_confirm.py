@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ldscope.analysis._link_results import Confirmation, Fix
+from ldscope.fixes._results import Confirmation, Fix
 from ldscope.system import environment_or_process, find_program
 
 PROGRAMS = {"bfd": "ld.bfd", "gold": "ld.gold", "lld": "ld.lld", "mold": "mold"}

@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ldscope.analysis._link_results import Edit, Fix, LinkError
-from ldscope.linker._simulate import Simulation, simulate_argv
+from ldscope.explain import DefinitionStatus, LinkError
+from ldscope.fixes._results import Edit, Fix
+from ldscope.linker import Simulation, simulate_argv
 from ldscope.linker.inputs import library_flag
+from ldscope.vocab import LinkErrorKind
 
 _TWO_WORD = frozenset(("-l", "-L", "-T", "-o", "-u", "-e", "-z", "-m", "-R", "-h", "-y", "-Y",
                        "--library", "--library-path", "--script", "-rpath", "--rpath",
@@ -64,23 +66,23 @@ def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate
             out.append(c)
 
     for i, e in enumerate(errors):
-        if not e.shown and any(x.shown for x in errors if x.kind != "missing-input"):
+        if not e.shown and any(x.shown for x in errors if x.kind != LinkErrorKind.MISSING_INPUT):
             continue
         p = e.argument_index
         after = arg_end(argv, p) if p is not None else len(argv)
-        if e.kind == "dso-missing":
+        if e.kind == LinkErrorKind.DSO_MISSING:
             for c in _dso_missing(sim, e, i, after):
                 add(c)
             continue
-        if e.kind == "missing-input" and p is not None:
+        if e.kind == LinkErrorKind.MISSING_INPUT and p is not None:
             for c in _versioned_only(sim, e, i, p):
                 add(c)
             continue
-        if e.kind not in ("undefined-reference", "shlib-undefined"):
+        if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
             continue
         for d in e.defined_in:
             a = d.argument_index
-            if d.status == "before-referrer" and a is not None and p is not None:
+            if d.status == DefinitionStatus.BEFORE_REFERRER and a is not None and p is not None:
                 words = argv[a:arg_end(argv, a)]
                 add(Candidate(f"repeat {' '.join(words)} after {argv[p]} (argument {p})",
                               (Edit("insert", after, words),), i))
@@ -88,7 +90,7 @@ def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate
                               (Edit("remove", a, (), len(words)), Edit("insert", after, words)), i))
                 add(Candidate(f"wrap arguments {a}..{p} in --start-group/--end-group",
                               (Edit("insert", a, ("--start-group",)), Edit("insert", after, ("--end-group",))), i))
-            elif d.status == "dropped-as-needed" and a is not None:
+            elif d.status == DefinitionStatus.DROPPED_AS_NEEDED and a is not None:
                 words = argv[a:arg_end(argv, a)]
                 if p is not None and p > a:
                     add(Candidate(f"move {' '.join(words)} (argument {a}) after {argv[p]} (argument {p})",
@@ -96,18 +98,18 @@ def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate
                 add(Candidate(f"keep {' '.join(words)} with --no-as-needed",
                               (Edit("insert", a, ("--push-state", "--no-as-needed")),
                                Edit("insert", arg_end(argv, a), ("--pop-state",))), i))
-            elif d.status == "dt-needed-only":
+            elif d.status == DefinitionStatus.DT_NEEDED_ONLY:
                 add(Candidate(f"add {d.where} after {_at(argv, p)}", (Edit("insert", after, (d.where,)),), i))
-            elif d.status == "search-path":
+            elif d.status == DefinitionStatus.SEARCH_PATH:
                 flag = library_flag(d.where)
                 add(Candidate(f"add {flag} after {_at(argv, p)} ({d.where})",
                               (Edit("insert", after, (flag,)),), i))
-        if e.kind == "shlib-undefined":
+        if e.kind == LinkErrorKind.SHLIB_UNDEFINED:
             add(Candidate("--allow-shlib-undefined (only hides the problem: the program may fail to load)",
                           (Edit("insert", 1, ("--allow-shlib-undefined",)),), i,
                           "a workaround, not a fix"))
     for i, e in enumerate(errors):
-        if e.kind == "multiple-definition" and e.shown:
+        if e.kind == LinkErrorKind.MULTIPLE_DEFINITION and e.shown:
             add(Candidate("--allow-multiple-definition (keeps the first definition; a workaround)",
                           (Edit("insert", 1, ("--allow-multiple-definition",)),), i,
                           "a workaround, not a fix"))
@@ -196,7 +198,7 @@ def evaluate(sim: Simulation, errors: tuple[LinkError, ...]) -> tuple[Fix, ...]:
                     apply_edits(argv, edits), True, True, 0, "the combination links")
     fixes: list[Fix] = []
     for n, (c, s) in enumerate(results):
-        remaining = sum(1 for x in s.outcome.errors if x.kind != "undefined-warning")
+        remaining = sum(1 for x in s.outcome.errors if x.kind != LinkErrorKind.UNDEFINED_WARNING)
         if s.links:
             reason = c.caveat or "links"
         elif c.caveat:

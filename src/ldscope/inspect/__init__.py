@@ -1,1 +1,31 @@
-"""TODO."""
+"""What `ldscope symbols` and `ldscope info` compute: nm-like symbol listings (never silently
+empty) and summaries of ELF files, archives and linker scripts."""
+
+from __future__ import annotations
+
+from ldscope.inspect._info import (
+    ArchiveInfo,
+    ElfInfo,
+    FileInfo,
+    MemberInfo,
+    RequiredVersions,
+    ScriptInfo,
+    describe,
+)
+from ldscope.inspect._listing import ListingOptions, SymbolRow, TableListing, list_symbols
+from ldscope.inspect._sources import collect_listings
+
+__all__ = [
+    "ArchiveInfo",
+    "ElfInfo",
+    "FileInfo",
+    "ListingOptions",
+    "MemberInfo",
+    "RequiredVersions",
+    "ScriptInfo",
+    "SymbolRow",
+    "TableListing",
+    "collect_listings",
+    "describe",
+    "list_symbols",
+]

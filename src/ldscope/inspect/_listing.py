@@ -144,7 +144,7 @@ def list_symbols(
     names = table.strings.get_many(table.entries["st_name"][candidates])
     demangled: list[str | None] = [None] * len(names)
     if options.demangle or options.grep is not None:
-        from ldscope.cxx._demangle import demangle_many
+        from ldscope.cxx import demangle_many
 
         demangled = demangle_many(names)
     keep = list(range(len(names)))

@@ -1,1 +1,30 @@
-"""The link model: will this link line link with GNU ld (bfd), gold, lld or mold."""
+"""The link model: will this link line link with GNU ld (bfd), gold, lld or mold? By stage:
+`frontend` (command lines, drivers, logs → the linker's argv), `inputs` (-l search, scripts,
+groups, per-file symbol facts), `engines` (each linker's resolution rules). The result is a
+`Simulation` (raw findings); `ldscope.explain` words and explains them.
+
+    from ldscope.linker import resolve_link_line, simulate_argv
+    sim = simulate_argv(resolve_link_line(["gcc", "main.o", "-L.", "-lfoo"]))
+"""
+
+from __future__ import annotations
+
+from ldscope.linker._environment import LinkEnvironment, link_environment
+from ldscope.linker._messages import lld_location, program_label, word
+from ldscope.linker._simulate import Simulation, engine_class, simulate_argv
+from ldscope.linker.frontend import CommandLineError, LinkLine, find_link_in_log, resolve_link_line
+
+__all__ = [
+    "CommandLineError",
+    "LinkEnvironment",
+    "LinkLine",
+    "Simulation",
+    "engine_class",
+    "find_link_in_log",
+    "link_environment",
+    "lld_location",
+    "program_label",
+    "resolve_link_line",
+    "simulate_argv",
+    "word",
+]

@@ -5,16 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ldscope.linker._environment import LinkEnvironment, link_environment
-from ldscope.linker.engines._base import Engine, EngineContext
-from ldscope.linker.engines._lld import LazyEngine
-from ldscope.linker.engines._mold import MoldEngine
-from ldscope.linker.engines._ordered import OrderedEngine
-from ldscope.linker.engines._policy import POLICIES, Policy
-from ldscope.linker.engines._table import Outcome, RawError
-from ldscope.linker.frontend._cmdline import LinkLine
-from ldscope.linker.frontend._options import ParsedLine, output_kind, parse_linker_argv, unsupported_options
-from ldscope.linker.inputs._resolve import ResolvedLine, resolve_inputs
-from ldscope.linker.inputs._searchdirs import default_dirs
+from ldscope.linker.engines import (
+    POLICIES,
+    Engine,
+    EngineContext,
+    LazyEngine,
+    MoldEngine,
+    OrderedEngine,
+    Outcome,
+    Policy,
+    RawError,
+)
+from ldscope.linker.frontend import LinkLine, ParsedLine, output_kind, parse_linker_argv, unsupported_options
+from ldscope.linker.inputs import ResolvedLine, default_dirs, resolve_inputs
+from ldscope.vocab import LinkErrorKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +37,7 @@ class Simulation:
     @property
     def links(self) -> bool:
         """True when no error (shown or not) was found (missing inputs of a log aside)."""
-        ignore = ("undefined-warning",) if self.missing_fatal else ("undefined-warning", "missing-input")
+        ignore = (LinkErrorKind.UNDEFINED_WARNING,) if self.missing_fatal else (LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.MISSING_INPUT)
         return not any(e.kind not in ignore for e in self.outcome.errors)
 
 
@@ -65,7 +69,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
     refused = unsupported_options(opts, policy.name)
     if refused:
         hidden = [replace(e, shown=False) for e in outcome.errors]
-        outcome.errors = [RawError("unknown-option", None, None, None, f"{text} (argument {pos})")
+        outcome.errors = [RawError(LinkErrorKind.UNKNOWN_OPTION, None, None, None, f"{text} (argument {pos})")
                           for text, pos in refused] + hidden
         outcome.fatal = True
     return Simulation(line, parsed, resolved, outcome, policy, kind, environment, fatal)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldscope.loader import _results as R
 from ldscope.loader._image import Definition, ElfImage, Reference
+from ldscope.loader._results import Binding, Problem
 from ldscope.loader._search import LoadedObject
 from ldscope.loader._symarrays import satisfied
+from ldscope.vocab import ProblemKind, Severity, When
 
 
 def match_in_object(
@@ -40,7 +41,6 @@ def match_in_object(
     return versioned if version is None and num_versions == 1 else None
 
 
-LOADER_ASSERTION = "loader-assertion"
 CHECK_MATCH_ASSERTION = (
     "Inconsistency detected by ld.so: dl-lookup.c: 107: check_match: Assertion "
     "`version->filename == NULL || ! _dl_name_match_p (version->filename, map)' failed!"
@@ -94,7 +94,7 @@ def lookup(
 
 def _demangle(name: str) -> str | None:
     try:
-        from ldscope.cxx._demangle import demangle
+        from ldscope.cxx import demangle
     except ImportError:  # pragma: no cover - the module ships with the package
         return None
     return demangle(name)
@@ -138,7 +138,7 @@ def _scopes(obj: LoadedObject) -> list[list[LoadedObject]]:
 def bind_object(
     obj: LoadedObject, main: LoadedObject | None, cache: BindingCache | None = None,
     scope_memo: ScopeMemo | None = None,
-) -> tuple[list[R.Problem], list[R.Binding]]:
+) -> tuple[list[Problem], list[Binding]]:
     """Resolve every relocation-referenced symbol of one object; problems for unresolved ones.
 
     With a cache, bindings are not recorded and work is shared between processes whose
@@ -148,20 +148,20 @@ def bind_object(
         image = obj.image
         return [_unresolved_problem(obj, image.reference(i))
                 for i in _unresolved_cached(obj, cache, scope_memo)], []
-    problems: list[R.Problem] = []
-    bindings: list[R.Binding] = []
+    problems: list[Problem] = []
+    bindings: list[Binding] = []
     scopes = _scopes(obj)
     deps: list[LoadedObject] | None = None
     for ref in obj.image.references:
         skip = obj if ref.is_copy else None
-        when = R.WHEN_LOAD if (ref.at_load or obj.bind_now) else R.WHEN_FIRST_CALL
+        when = When.LOAD if (ref.at_load or obj.bind_now) else When.FIRST_CALL
         try:
             found = lookup(ref, scopes, skip)
         except CheckMatchAssertion as exc:
             problems.append(_assertion_problem(obj, ref, exc.provider.path, when))
             continue
         if found is not None:
-            bindings.append(R.Binding(obj.path, ref.name, ref.version, found[0].path, when))
+            bindings.append(Binding(obj.path, ref.name, ref.version, found[0].path, when))
             if ref.undefined and found[0] is not obj:
                 if deps is None:
                     deps = _direct_dependencies(obj, scopes)
@@ -170,7 +170,7 @@ def bind_object(
                     problems.append(note)
             continue
         if not _fails_unbound(ref):
-            bindings.append(R.Binding(obj.path, ref.name, ref.version, None, R.WHEN_NEVER))
+            bindings.append(Binding(obj.path, ref.name, ref.version, None, When.NEVER))
             continue
         problems.append(_unresolved_problem(obj, ref))
     return problems, bindings
@@ -188,7 +188,7 @@ def _direct_dependencies(obj: LoadedObject, scopes: list[list[LoadedObject]]) ->
 
 
 def _interposition(obj: LoadedObject, ref: Reference, winner: LoadedObject,
-                   deps: list[LoadedObject]) -> R.Problem | None:
+                   deps: list[LoadedObject]) -> Problem | None:
     """Info when a reference binds to another file than the one it was linked against
     (its verneed file, or a direct dependency that defines it)."""
     if ref.name in winner.image.copy_relocated_names:
@@ -203,11 +203,11 @@ def _interposition(obj: LoadedObject, ref: Reference, winner: LoadedObject,
     if expected is None or expected is winner:
         return None
     version = f"@{ref.version}" if ref.version else ""
-    return R.Problem(
-        R.INTERPOSITION, "info", obj.path,
+    return Problem(
+        ProblemKind.INTERPOSITION, Severity.INFO, obj.path,
         f"{obj.path}: {ref.name}{version} binds to {winner.path}, which comes first in the "
         f"lookup scope, not to {expected.path} that it was linked against",
-        R.WHEN_NEVER, symbol=ref.name, demangled=_demangle(ref.name), version=ref.version,
+        When.NEVER, symbol=ref.name, demangled=_demangle(ref.name), version=ref.version,
         library=winner.path, cause=f"interposition:{obj.path}:{winner.path}",
     )
 
@@ -265,33 +265,33 @@ def _unresolved_cached(obj: LoadedObject, cache: BindingCache, scope_memo: Scope
     return obj.image.reference_arrays.positions[np.flatnonzero(unbound)].tolist()
 
 
-def _assertion_problem(obj: LoadedObject, ref: Reference, provider: str, when: str) -> R.Problem:
+def _assertion_problem(obj: LoadedObject, ref: Reference, provider: str, when: When) -> Problem:
     message = (f"{CHECK_MATCH_ASSERTION} ({obj.path} needs {ref.name}@{ref.version} from "
                f"{ref.version_file}, but {provider} has no symbol versioning)")
-    return R.Problem(
-        LOADER_ASSERTION, "error", obj.path, message, when, symbol=ref.name,
+    return Problem(
+        ProblemKind.LOADER_ASSERTION, Severity.ERROR, obj.path, message, when, symbol=ref.name,
         demangled=_demangle(ref.name), version=ref.version, library=provider,
         cause=f"check-match-assertion:{provider}",
     )
 
 
-def _unresolved_problem(obj: LoadedObject, ref: Reference) -> R.Problem:
-    when = R.WHEN_LOAD if (ref.at_load or obj.bind_now) else R.WHEN_FIRST_CALL
+def _unresolved_problem(obj: LoadedObject, ref: Reference) -> Problem:
+    when = When.LOAD if (ref.at_load or obj.bind_now) else When.FIRST_CALL
     version_text = f", version {ref.version}" if ref.version else ""
     prefix = "symbol lookup error: " if obj.is_main or not obj.dlopened else ""
     message = f"{prefix}{obj.path}: undefined symbol: {ref.name}{version_text}"
-    return R.Problem(
-        R.UNRESOLVED_SYMBOL, "error", obj.path, message, when,
+    return Problem(
+        ProblemKind.UNRESOLVED_SYMBOL, Severity.ERROR, obj.path, message, when,
         symbol=ref.name, demangled=_demangle(ref.name), version=ref.version,
         library=ref.version_file, cause=f"unresolved:{obj.path}",
     )
 
 
-def check_versions(obj: LoadedObject, loaded: list[LoadedObject] | dict[str, LoadedObject]) -> list[R.Problem]:
+def check_versions(obj: LoadedObject, loaded: list[LoadedObject] | dict[str, LoadedObject]) -> list[Problem]:
     """_dl_check_map_versions: every verneed entry must be defined by the file it names.
 
     `loaded` is the process's objects in load order, or `loaded_by_name` of them."""
-    problems: list[R.Problem] = []
+    problems: list[Problem] = []
     warned: set[str] = set()
     by_name = loaded if isinstance(loaded, dict) else loaded_by_name(loaded)
     for req in obj.image.version_requirements:
@@ -302,20 +302,20 @@ def check_versions(obj: LoadedObject, loaded: list[LoadedObject] | dict[str, Loa
         if not image.has_verdef:
             if req.file not in warned:
                 warned.add(req.file)
-                problems.append(R.Problem(
-                    R.NO_VERSION_INFORMATION, "warning", obj.path,
+                problems.append(Problem(
+                    ProblemKind.NO_VERSION_INFORMATION, Severity.WARNING, obj.path,
                     f"{provider.path}: no version information available (required by {obj.path})",
-                    R.WHEN_NEVER, version=req.name, library=req.file,
+                    When.NEVER, version=req.name, library=req.file,
                     cause=f"no-version-info:{provider.path}",
                 ))
             continue
         if req.name in image.all_verdef_names:
             continue
-        severity = "warning" if req.weak else "error"
-        problems.append(R.Problem(
-            R.MISSING_VERSION, severity, obj.path,
+        severity = Severity.WARNING if req.weak else Severity.ERROR
+        problems.append(Problem(
+            ProblemKind.MISSING_VERSION, severity, obj.path,
             f"{provider.path}: version `{req.name}' not found (required by {obj.path})",
-            R.WHEN_LOAD if not req.weak else R.WHEN_NEVER,
+            When.LOAD if not req.weak else When.NEVER,
             version=req.name, library=provider.path,
             cause=f"missing-version:{provider.path}:{req.name}",
         ))

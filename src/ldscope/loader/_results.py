@@ -4,33 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Problem kinds (JSON `kind`)
-MISSING_LIBRARY = "missing-library"
-MISSING_VERSION = "missing-version"
-UNRESOLVED_SYMBOL = "unresolved-symbol"
-UNREADABLE_FILE = "unreadable-file"
-MISSING_INTERPRETER = "missing-interpreter"
-WRONG_ARCHITECTURE = "wrong-architecture"
-NO_VERSION_INFORMATION = "no-version-information"
-INTERPOSITION = "interposition"
-
-# When a problem bites
-WHEN_LOAD = "load"
-WHEN_FIRST_CALL = "first-call"
-WHEN_NEVER = "never"
-
-# found_via values
-VIA_MAIN = "main program"
-VIA_DIRECT = "direct path"
-VIA_RPATH = "rpath"
-VIA_LD_LIBRARY_PATH = "LD_LIBRARY_PATH"
-VIA_RUNPATH = "runpath"
-VIA_CACHE = "ld.so.cache"
-VIA_DEFAULT = "default path"
-VIA_ALREADY_LOADED = "already loaded"
-VIA_PRELOAD = "preload"
-VIA_HOST = "host process"
-VIA_INTERPRETER = "interpreter"
+from ldscope.vocab import FoundVia, NearMiss, ProblemKind, Severity, When
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +12,7 @@ class TriedPath:
     """One place the loader looked for a library, and what it found there."""
 
     path: str
-    source: str  # rpath, LD_LIBRARY_PATH, runpath, ld.so.cache, default path
+    source: FoundVia  # the search rule: rpath, LD_LIBRARY_PATH, runpath, ld.so.cache, default path
     outcome: str  # "found", "not found", "wrong ELF class", "wrong machine", ...
 
 
@@ -48,7 +22,7 @@ class LibraryResult:
 
     name: str
     path: str | None
-    found_via: str | None
+    found_via: FoundVia | None
     needed_by: tuple[str, ...]
     tried: tuple[TriedPath, ...]
     soname: str | None = None
@@ -56,26 +30,14 @@ class LibraryResult:
 
 
 @dataclass(frozen=True, slots=True)
-class NearMiss:
-    """Something close to what was wanted, with a one-line explanation a person can act on."""
-
-    symbol: str
-    demangled: str | None
-    file: str | None
-    explanation: str
-    kind: str
-    score: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
 class Problem:
     """One reason the target does not load (or a warning), with its evidence."""
 
-    kind: str
-    severity: str  # "error", "warning", "info"
+    kind: ProblemKind
+    severity: Severity
     file: str
     message: str
-    when: str = WHEN_LOAD
+    when: When = When.LOAD
     symbol: str | None = None
     demangled: str | None = None
     version: str | None = None
@@ -94,7 +56,7 @@ class Binding:
     symbol: str
     version: str | None
     provider: str | None
-    when: str
+    when: When
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from ldscope.elf import constants as C
 from ldscope.elf import is_elf
 from ldscope.errors import InputFormatError
-from ldscope.loader import _results as R
 from ldscope.loader._environment import LoadEnvironment
 from ldscope.loader._image import ElfImage, ImageCache
+from ldscope.loader._results import TriedPath
+from ldscope.vocab import FoundVia
 
 _UNSET = object()
 
@@ -28,7 +29,7 @@ class LoadedObject:
     path: str  # l_name: the name the loader opened it by (target-side path)
     image: ElfImage
     loader: LoadedObject | None
-    found_via: str
+    found_via: FoundVia
     names: set[str] = field(default_factory=set)  # names it matches (l_libname + soname)
     is_main: bool = False
     dlopened: bool = False  # l_type == lt_loaded
@@ -53,8 +54,8 @@ class SearchOutcome:
 
     host_path: str | None
     target_path: str | None
-    found_via: str | None
-    tried: tuple[R.TriedPath, ...]
+    found_via: FoundVia | None
+    tried: tuple[TriedPath, ...]
     fatal: str | None = None  # an error ld.so raises on the spot (e.g. invalid ELF header)
     image: ElfImage | None = None
     other_class_seen: bool = False
@@ -203,14 +204,14 @@ class Searcher:
 
     # -------------------------------------------------------------- search
     def _try_dirs(
-        self, name: str, dirs: Iterable[str], source: str, tried: list[R.TriedPath]
+        self, name: str, dirs: Iterable[str], source: FoundVia, tried: list[TriedPath]
     ) -> SearchOutcome | None:
         dir_list = tuple(dirs)
         key = ("dirs", name, dir_list, source, self._kind)
         cached = self.memo.get(key)
         if cached is None:
             cached = self.memo[key] = self._probe_dirs(name, dir_list, source)
-        probed: tuple[R.TriedPath, ...]
+        probed: tuple[TriedPath, ...]
         hit: tuple[str, str | None, ElfImage | None] | None
         probed, hit = cached  # type: ignore[misc]
         tried.extend(probed)
@@ -220,15 +221,15 @@ class Searcher:
         return SearchOutcome(self.env.host_path(candidate), candidate, source, tuple(tried), fatal, image)
 
     def _probe_dirs(
-        self, name: str, dirs: tuple[str, ...], source: str
-    ) -> tuple[tuple[R.TriedPath, ...], tuple[str, str | None, ElfImage | None] | None]:
+        self, name: str, dirs: tuple[str, ...], source: FoundVia
+    ) -> tuple[tuple[TriedPath, ...], tuple[str, str | None, ElfImage | None] | None]:
         """(paths tried, (path, fatal error, image) of the hit or None) for one directory list."""
-        tried: list[R.TriedPath] = []
+        tried: list[TriedPath] = []
         for directory in dirs:
             for candidate_dir in self.env.subdirs(directory, self.machine_name, self.elf_class):
                 candidate = os.path.join(candidate_dir, name)
                 outcome, image, fatal = self.verify(candidate)
-                tried.append(R.TriedPath(candidate, source, outcome))
+                tried.append(TriedPath(candidate, source, outcome))
                 if fatal is not None:
                     return tuple(tried), (candidate, fatal, None)
                 if image is not None:
@@ -237,16 +238,16 @@ class Searcher:
 
     def search(self, name: str, loader: LoadedObject | None, main: LoadedObject | None) -> SearchOutcome:
         """Search for DT_NEEDED (or dlopen) `name` requested by `loader`, as _dl_map_object does."""
-        tried: list[R.TriedPath] = []
+        tried: list[TriedPath] = []
         if "/" in name:
             path = self.expand(name, loader)
             if path is None:
                 return SearchOutcome(None, None, None, (), "cannot expand dynamic string tokens")
             outcome, image, fatal = self.verify(path)
-            tried.append(R.TriedPath(path, R.VIA_DIRECT, outcome))
+            tried.append(TriedPath(path, FoundVia.DIRECT, outcome))
             if image is None and fatal is None and outcome in (OUTCOME_WRONG_CLASS, OUTCOME_WRONG_MACHINE):
                 fatal = outcome
-            return SearchOutcome(self.env.host_path(path), path, R.VIA_DIRECT, tuple(tried), fatal, image)
+            return SearchOutcome(self.env.host_path(path), path, FoundVia.DIRECT, tuple(tried), fatal, image)
         found: SearchOutcome | None = None
         if loader is None or not loader.image.has_runpath:
             did_main = False
@@ -254,7 +255,7 @@ class Searcher:
             while chain is not None and found is None:
                 if chain.image.has_rpath and not chain.image.has_runpath:
                     dirs = self.expand_list(chain.image.rpath, chain)
-                    found = self._try_dirs(name, dirs, R.VIA_RPATH, tried)
+                    found = self._try_dirs(name, dirs, FoundVia.RPATH, tried)
                     did_main |= chain is main
                 chain = chain.loader
             if (
@@ -265,33 +266,33 @@ class Searcher:
                 and main.image.has_rpath
                 and not main.image.has_runpath
             ):
-                found = self._try_dirs(name, self.expand_list(main.image.rpath, main), R.VIA_RPATH, tried)
+                found = self._try_dirs(name, self.expand_list(main.image.rpath, main), FoundVia.RPATH, tried)
         if found is None and self.env.ld_library_path:
             dirs = self.expand_list(self.env.ld_library_path, main)
-            found = self._try_dirs(name, dirs, R.VIA_LD_LIBRARY_PATH, tried)
+            found = self._try_dirs(name, dirs, FoundVia.LD_LIBRARY_PATH, tried)
         if found is None and loader is not None and loader.image.has_runpath:
             dirs = self.expand_list(loader.image.runpath, loader)
-            found = self._try_dirs(name, dirs, R.VIA_RUNPATH, tried)
+            found = self._try_dirs(name, dirs, FoundVia.RUNPATH, tried)
         nodeflib_obj = loader if loader is not None else main
         nodeflib = nodeflib_obj is not None and nodeflib_obj.image.nodeflib
         system_dirs = self.env.system_dirs(self.machine_name, self.elf_class)
         if found is None:
             found = self._try_cache(name, nodeflib, system_dirs, tried)
         if found is None and not nodeflib:
-            found = self._try_dirs(name, system_dirs, R.VIA_DEFAULT, tried)
+            found = self._try_dirs(name, system_dirs, FoundVia.DEFAULT, tried)
         if found is not None:
             return found
         other = any(t.outcome == OUTCOME_WRONG_CLASS for t in tried)
         return SearchOutcome(None, None, None, tuple(tried), None, None, other)
 
     def _try_cache(
-        self, name: str, nodeflib: bool, system_dirs: tuple[str, ...], tried: list[R.TriedPath]
+        self, name: str, nodeflib: bool, system_dirs: tuple[str, ...], tried: list[TriedPath]
     ) -> SearchOutcome | None:
         cache = self.env.ld_cache
         if cache is None:
             conf_dirs = self.env.conf_dirs_without_cache()
             if conf_dirs:
-                return self._try_dirs(name, conf_dirs, "ld.so.conf (no cache)", tried)
+                return self._try_dirs(name, conf_dirs, FoundVia.CONF_WITHOUT_CACHE, tried)
             return None
         key = ("ld.so.cache", name, self._kind)
         entries = self.memo.get(key)
@@ -300,16 +301,16 @@ class Searcher:
             entries = self.memo[key] = cache.lookup(name, context)
         assert isinstance(entries, list)
         if not entries:
-            tried.append(R.TriedPath(f"{name} (not in {cache.name or 'ld.so.cache'})", R.VIA_CACHE, OUTCOME_MISSING))
+            tried.append(TriedPath(f"{name} (not in {cache.name or 'ld.so.cache'})", FoundVia.CACHE, OUTCOME_MISSING))
             return None
         path = entries[0].path
         if nodeflib and any(path.startswith(d.rstrip("/") + "/") for d in system_dirs):
-            tried.append(R.TriedPath(path, R.VIA_CACHE, "skipped: DF_1_NODEFLIB"))
+            tried.append(TriedPath(path, FoundVia.CACHE, "skipped: DF_1_NODEFLIB"))
             return None
         outcome, image, fatal = self.verify(path)
-        tried.append(R.TriedPath(path, R.VIA_CACHE, outcome))
+        tried.append(TriedPath(path, FoundVia.CACHE, outcome))
         if fatal is not None:
-            return SearchOutcome(self.env.host_path(path), path, R.VIA_CACHE, tuple(tried), fatal)
+            return SearchOutcome(self.env.host_path(path), path, FoundVia.CACHE, tuple(tried), fatal)
         if image is None:
             return None
-        return SearchOutcome(self.env.host_path(path), path, R.VIA_CACHE, tuple(tried), None, image)
+        return SearchOutcome(self.env.host_path(path), path, FoundVia.CACHE, tuple(tried), None, image)

@@ -7,7 +7,6 @@ import stat
 from dataclasses import dataclass, field, replace
 
 from ldscope.errors import InputFormatError
-from ldscope.loader import _results as R
 from ldscope.loader._binding import (
     BindingCache,
     ScopeMemo,
@@ -16,33 +15,11 @@ from ldscope.loader._binding import (
     loaded_by_name,
 )
 from ldscope.loader._environment import LoadEnvironment
+from ldscope.loader._host import Host, HostKind
 from ldscope.loader._image import ElfImage, ImageCache
+from ldscope.loader._results import Binding, LibraryResult, LoadReport, Problem, TriedPath
 from ldscope.loader._search import LoadedObject, Searcher
-
-
-@dataclass(frozen=True, slots=True)
-class Host:
-    """The process a target is loaded into."""
-
-    kind: str  # "executable" (the target itself), "python", "dlopen" (minimal host)
-    executable: str | None = None  # python interpreter or other host program
-    preload: tuple[str, ...] = ()  # dlopen'ed earlier with RTLD_GLOBAL
-    loaded: tuple[str, ...] = ()  # dlopen'ed earlier with RTLD_LOCAL
-    now: bool = False  # dlopen flags include RTLD_NOW
-
-    def describe(self) -> str:
-        """One line naming the host, for reports."""
-        base = {
-            "executable": "executable (loads as itself)",
-            "python": f"python extension imported by {self.executable} (RTLD_NOW)",
-            "dlopen": "shared library dlopen'ed by a minimal host ("
-            + ("RTLD_NOW" if self.now else "RTLD_LAZY")
-            + ")",
-        }.get(self.kind, self.kind)
-        if self.kind == "dlopen" and self.executable:
-            base = f"shared library dlopen'ed by {self.executable}"
-        extras = [f"preload {p}" for p in self.preload] + [f"loaded {p}" for p in self.loaded]
-        return base + (f"; {', '.join(extras)}" if extras else "")
+from ldscope.vocab import FoundVia, ProblemKind, Severity, When
 
 
 @dataclass
@@ -54,8 +31,8 @@ class Process:
     objects: list[LoadedObject] = field(default_factory=list)
     global_scope: list[LoadedObject] = field(default_factory=list)
     main: LoadedObject | None = None
-    libraries: dict[tuple[str, str | None, str | None], dict[str, object]] = field(default_factory=dict)
-    problems: list[R.Problem] = field(default_factory=list)
+    libraries: dict[tuple[str, str | None, FoundVia | None], LibraryResult] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
 
     def find_loaded(self, name: str) -> LoadedObject | None:
         """An already loaded object matching `name` (by SONAME, requested name or path)."""
@@ -64,29 +41,23 @@ class Process:
                 return obj
         return None
 
-    def record(self, name: str, path: str | None, via: str | None, requester: str,
-               tried: tuple[R.TriedPath, ...], soname: str | None, depth: int) -> None:
+    def record(self, name: str, path: str | None, via: FoundVia | None, requester: str,
+               tried: tuple[TriedPath, ...], soname: str | None, depth: int) -> None:
         """Remember how a name was resolved (merged across requesters)."""
         key = (name, path, via)
         entry = self.libraries.get(key)
         if entry is None:
-            self.libraries[key] = {
-                "name": name, "path": path, "found_via": via, "needed_by": [requester],
-                "tried": tried, "soname": soname, "depth": depth,
-            }
-        else:
-            needed_by = entry["needed_by"]
-            assert isinstance(needed_by, list)
-            if requester not in needed_by:
-                needed_by.append(requester)
+            self.libraries[key] = LibraryResult(name, path, via, (requester,), tried, soname, depth)
+        elif requester not in entry.needed_by:
+            self.libraries[key] = replace(entry, needed_by=(*entry.needed_by, requester))
 
-    def map_object(self, name: str, loader: LoadedObject | None, via_override: str | None = None,
+    def map_object(self, name: str, loader: LoadedObject | None, via_override: FoundVia | None = None,
                    depth: int = 0, dlopened: bool = False) -> LoadedObject | None:
         """_dl_map_object: reuse a loaded object or search, open and add a new one."""
         requester = loader.display if loader is not None else "(host)"
         existing = self.find_loaded(name)
         if existing is not None:
-            self.record(name, existing.path, R.VIA_ALREADY_LOADED, requester, (), existing.image.soname, depth)
+            self.record(name, existing.path, FoundVia.ALREADY_LOADED, requester, (), existing.image.soname, depth)
             return existing
         outcome = self.searcher.search(name, loader, self.main)
         if outcome.image is None or outcome.target_path is None:
@@ -97,9 +68,9 @@ class Process:
         for obj in self.objects:
             if obj.image is outcome.image:
                 obj.names.add(name)
-                self.record(name, obj.path, R.VIA_ALREADY_LOADED, requester, outcome.tried, obj.image.soname, depth)
+                self.record(name, obj.path, FoundVia.ALREADY_LOADED, requester, outcome.tried, obj.image.soname, depth)
                 return obj
-        via = via_override or outcome.found_via or R.VIA_DIRECT
+        via = via_override or outcome.found_via or FoundVia.DIRECT
         obj = LoadedObject(outcome.target_path, outcome.image, loader, via, dlopened=dlopened)
         obj.names.add(name)
         if outcome.image.soname:
@@ -108,21 +79,21 @@ class Process:
         self.record(name, obj.path, via, requester, outcome.tried, outcome.image.soname, depth)
         return obj
 
-    def _missing(self, name: str, loader: LoadedObject | None, tried: tuple[R.TriedPath, ...],
+    def _missing(self, name: str, loader: LoadedObject | None, tried: tuple[TriedPath, ...],
                  fatal: str | None, other_class: bool) -> None:
         requester = loader.display if loader is not None else "(host)"
         if fatal is not None:
             path = next((t.path for t in reversed(tried)), name)
-            kind = R.UNREADABLE_FILE if "unreadable" in fatal or "cannot open" in fatal else R.WRONG_ARCHITECTURE
+            kind = ProblemKind.UNREADABLE_FILE if "unreadable" in fatal or "cannot open" in fatal else ProblemKind.WRONG_ARCHITECTURE
             if fatal in ("invalid ELF header", "file too short"):
-                kind = R.UNREADABLE_FILE
+                kind = ProblemKind.UNREADABLE_FILE
             message = f"{path}: {fatal} (needed by {requester}; ld.so stops here)"
-            self.problems.append(R.Problem(kind, "error", requester, message, R.WHEN_LOAD,
+            self.problems.append(Problem(kind, Severity.ERROR, requester, message, When.LOAD,
                                            library=name, tried=tried, cause=f"{kind}:{name}"))
             return
         reason = "wrong ELF class" if other_class else "cannot open shared object file: No such file or directory"
         message = f"{name}: {reason} (needed by {requester})"
-        self.problems.append(R.Problem(R.MISSING_LIBRARY, "error", requester, message, R.WHEN_LOAD,
+        self.problems.append(Problem(ProblemKind.MISSING_LIBRARY, Severity.ERROR, requester, message, When.LOAD,
                                        library=name, tried=tried, cause=f"missing-library:{name}"))
 
     def load_dependencies(self, roots: list[LoadedObject], base_depth: int = 0) -> list[LoadedObject]:
@@ -154,10 +125,10 @@ def _ignore_preload_failure(process: Process, before: int, name: str) -> None:
     the program still runs, so its problems are warnings."""
     for i in range(before, len(process.problems)):
         p = process.problems[i]
-        process.problems[i] = R.Problem(
-            p.kind, "warning", p.file,
+        process.problems[i] = Problem(
+            p.kind, Severity.WARNING, p.file,
             f"ERROR: ld.so: object '{name}' from LD_PRELOAD cannot be preloaded: ignored ("
-            + p.message + ")", R.WHEN_NEVER, library=p.library, tried=p.tried, cause=p.cause)
+            + p.message + ")", When.NEVER, library=p.library, tried=p.tried, cause=p.cause)
 
 
 class LoaderModel:
@@ -177,25 +148,15 @@ class LoaderModel:
         return Process(self.env, searcher)
 
     def _report(self, target: str, host: Host, process: Process,
-                bindings: list[R.Binding]) -> R.LoadReport:
-        libraries = tuple(
-            R.LibraryResult(
-                name=str(v["name"]), path=v["path"] if isinstance(v["path"], str) else None,
-                found_via=v["found_via"] if isinstance(v["found_via"], str) else None,
-                needed_by=tuple(v["needed_by"]) if isinstance(v["needed_by"], list) else (),
-                tried=v["tried"] if isinstance(v["tried"], tuple) else (),
-                soname=v["soname"] if isinstance(v["soname"], str) else None,
-                depth=int(v["depth"]) if isinstance(v["depth"], int) else 0,
-            )
-            for v in process.libraries.values()
-        )
+                bindings: list[Binding]) -> LoadReport:
+        libraries = tuple(process.libraries.values())
         env_problems = tuple(
-            R.Problem(R.UNREADABLE_FILE, "warning", "ld.so.cache", text, R.WHEN_NEVER)
+            Problem(ProblemKind.UNREADABLE_FILE, Severity.WARNING, "ld.so.cache", text, When.NEVER)
             for text in self.env.problems
         )
         problems = tuple(process.problems) + env_problems
-        loads = not any(p.severity == "error" for p in problems)
-        return R.LoadReport(
+        loads = not any(p.severity == Severity.ERROR for p in problems)
+        return LoadReport(
             target=target, host=host.describe(), loads=loads, libraries=libraries,
             problems=problems, bindings=tuple(bindings),
             load_order=tuple(o.path for o in process.objects),
@@ -206,7 +167,7 @@ class LoaderModel:
         return self.images.get(self.env.host_path(path) if os.path.isabs(path) and self.env.root else path)
 
     # ------------------------------------------------------------ executables
-    def load_executable(self, path: str, host: Host | None = None) -> R.LoadReport:
+    def load_executable(self, path: str, host: Host | None = None) -> LoadReport:
         """Simulate exec'ing `path`: interpreter, LD_PRELOAD, NEEDED breadth first, binding.
 
         A set-user-ID or set-group-ID program runs in secure-execution mode (AT_SECURE):
@@ -220,21 +181,21 @@ class LoaderModel:
         finally:
             self.env.secure = previous
         if secure:
-            note = R.Problem(
-                "secure-mode", "info", report.target,
+            note = Problem(
+                ProblemKind.SECURE_MODE, Severity.INFO, report.target,
                 f"{report.target} is set-user-ID/set-group-ID: run by any other user than its "
                 "owner, ld.so is in secure-execution mode (LD_LIBRARY_PATH, $ORIGIN and "
                 "LD_PRELOAD paths containing '/' are ignored); simulated that way",
-                R.WHEN_NEVER, cause="secure-mode")
+                When.NEVER, cause="secure-mode")
             report = replace(report, problems=(*report.problems, note))
         return report
 
-    def _load_executable(self, path: str, host: Host | None = None) -> R.LoadReport:
-        host = host or Host("executable")
+    def _load_executable(self, path: str, host: Host | None = None) -> LoadReport:
+        host = host or Host(HostKind.EXECUTABLE)
         image = self._open_target(path)
         process = self._process(image)
         target = os.path.abspath(path) if not self.env.root else path
-        main = LoadedObject(target, image, None, R.VIA_MAIN, is_main=True, volatile=True)
+        main = LoadedObject(target, image, None, FoundVia.MAIN, is_main=True, volatile=True)
         main.names.add(target)
         process.main = main
         process.objects.append(main)
@@ -245,7 +206,7 @@ class LoaderModel:
         env_preload = [n for n in self.env.ld_preload if not (self.env.secure and "/" in n)]
         for name in env_preload + list(host.preload):
             before = len(process.problems)
-            obj = process.map_object(name, main, via_override=R.VIA_PRELOAD)
+            obj = process.map_object(name, main, via_override=FoundVia.PRELOAD)
             if obj is not None and obj not in preloads:
                 preloads.append(obj)
             if name in self.env.ld_preload:
@@ -267,17 +228,17 @@ class LoaderModel:
                 f"interpreter {interp} not found ({outcome}): the kernel refuses to run "
                 f"{requester} (\"No such file or directory\")"
             )
-            process.problems.append(R.Problem(R.MISSING_INTERPRETER, "error", requester, message,
-                                              R.WHEN_LOAD, library=interp, cause=f"interp:{interp}"))
+            process.problems.append(Problem(ProblemKind.MISSING_INTERPRETER, Severity.ERROR, requester, message,
+                                              When.LOAD, library=interp, cause=f"interp:{interp}"))
             return
-        rtld = LoadedObject(interp, interp_image, None, R.VIA_INTERPRETER)
+        rtld = LoadedObject(interp, interp_image, None, FoundVia.INTERPRETER)
         rtld.names.add(interp)
         if interp_image.soname:
             rtld.names.add(interp_image.soname)
         process.objects.append(rtld)
 
     # ------------------------------------------------------------ dlopen hosts
-    def load_dlopen(self, path: str, host: Host) -> R.LoadReport:
+    def load_dlopen(self, path: str, host: Host) -> LoadReport:
         """Simulate dlopen(path) inside a host process (Python interpreter or minimal host)."""
         image = self._open_target(path)
         process = self._process(image)
@@ -301,7 +262,7 @@ class LoaderModel:
                 obj.scope = [process.global_scope] + ([obj.searchlist] if obj.dlopened and obj.searchlist else [])
         assumed = [o for o in process.objects if id(o) not in before_assumed]
         before = set(map(id, process.objects))
-        root = process.map_object(target, call_map, via_override=R.VIA_DIRECT, dlopened=True)
+        root = process.map_object(target, call_map, via_override=FoundVia.DIRECT, dlopened=True)
         if root is None:
             return self._report(target, host, process, [])
         root.dlopened = True
@@ -323,10 +284,10 @@ class LoaderModel:
                 # A target-side path, like the dlopen target: map it into the sysroot.
                 host_image = self._open_target(host.executable)
             except InputFormatError as exc:
-                process.problems.append(R.Problem(
-                    R.UNREADABLE_FILE, "warning", host.executable,
+                process.problems.append(Problem(
+                    ProblemKind.UNREADABLE_FILE, Severity.WARNING, host.executable,
                     f"host {host.executable}: {exc.reason}; using a minimal host instead",
-                    R.WHEN_NEVER))
+                    When.NEVER))
                 host_image = None
         else:
             host_image = None
@@ -335,14 +296,14 @@ class LoaderModel:
             main_path = "(minimal host)"
         else:
             main_path = host.executable or "(host)"
-        main = LoadedObject(main_path, host_image, None, R.VIA_HOST, is_main=True, volatile=True)
+        main = LoadedObject(main_path, host_image, None, FoundVia.HOST, is_main=True, volatile=True)
         process.main = main
         process.objects.append(main)
         self._add_interpreter(process, host_image, main_path)
         host_problems_before = len(process.problems)
         preloads = []
         for name in self.env.ld_preload:
-            obj = process.map_object(name, main, via_override=R.VIA_PRELOAD)
+            obj = process.map_object(name, main, via_override=FoundVia.PRELOAD)
             if obj is not None:
                 preloads.append(obj)
         process.global_scope = process.load_dependencies([main, *preloads])
@@ -352,8 +313,8 @@ class LoaderModel:
         # Problems of the host itself are not the target's: keep them as warnings.
         for i in range(host_problems_before, len(process.problems)):
             p = process.problems[i]
-            process.problems[i] = R.Problem(p.kind, "warning", p.file, "host: " + p.message,
-                                            R.WHEN_NEVER, library=p.library, tried=p.tried)
+            process.problems[i] = Problem(p.kind, Severity.WARNING, p.file, "host: " + p.message,
+                                            When.NEVER, library=p.library, tried=p.tried)
         # The dlopen call site: libpython when the interpreter links it, else the program.
         for obj in process.global_scope:
             if obj.image.soname and obj.image.soname.startswith("libpython"):
@@ -361,8 +322,8 @@ class LoaderModel:
         return main
 
     # ---------------------------------------------------------------- common
-    def _check_and_bind(self, process: Process, objects: list[LoadedObject], now: bool) -> list[R.Binding]:
-        bindings: list[R.Binding] = []
+    def _check_and_bind(self, process: Process, objects: list[LoadedObject], now: bool) -> list[Binding]:
+        bindings: list[Binding] = []
         by_name = loaded_by_name(process.objects)
         for obj in objects:
             if obj.image.is_dynamic:
@@ -385,10 +346,10 @@ def _is_setuid(path: str) -> bool:
 
 
 def _found_only_as_loaded(process: Process, closure: list[LoadedObject],
-                          assumed: list[LoadedObject]) -> list[R.Problem]:
+                          assumed: list[LoadedObject]) -> list[Problem]:
     """Info for each library the target gets only because --loaded/--preload (or a declared
     dependency imported first) put it in the process: searched for afresh, it is not found."""
-    notes: list[R.Problem] = []
+    notes: list[Problem] = []
     assumed_ids = {id(o) for o in assumed}
     for obj in closure:
         for name in obj.image.needed:
@@ -397,9 +358,9 @@ def _found_only_as_loaded(process: Process, closure: list[LoadedObject],
                 continue
             if process.searcher.search(name, obj, process.main).image is not None:
                 continue
-            notes.append(R.Problem(
-                "assumed-loaded", "info", obj.path,
+            notes.append(Problem(
+                ProblemKind.ASSUMED_LOADED, Severity.INFO, obj.path,
                 f"{obj.path} finds {name} only because {dep.path} is already loaded "
                 "(a library imported first); loaded on its own it would not find it",
-                R.WHEN_NEVER, library=dep.path, cause=f"assumed-loaded:{obj.path}:{name}"))
+                When.NEVER, library=dep.path, cause=f"assumed-loaded:{obj.path}:{name}"))
     return notes

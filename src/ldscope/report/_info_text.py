@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ldscope.inspect._info import ArchiveInfo, ElfInfo, FileInfo, ScriptInfo
+from ldscope.inspect import ArchiveInfo, ElfInfo, FileInfo, ScriptInfo
 
 INFO_SCHEMA = "ldscope.info/1"
 

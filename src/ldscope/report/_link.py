@@ -6,17 +6,76 @@ import os
 from typing import Any
 
 from ldscope import __version__
-from ldscope.analysis._link_results import SCHEMA, Fix, LinkError, LinkReport
-from ldscope.report._json import to_jsonable
+from ldscope.analysis import InputSummary, LinkReport, TraceEntry
+from ldscope.explain import Definition, LinkError
+from ldscope.fixes import Confirmation, Edit, Fix
+from ldscope.vocab import LinkErrorKind, NearMiss
+
+LINK_SCHEMA = "ldscope.link/1"
 
 _LABEL = {"bfd": "GNU ld (bfd)", "gold": "GNU gold", "lld": "LLD", "mold": "mold"}
 
 
-def report_json(report: LinkReport) -> dict[str, Any]:
-    """The versioned JSON document."""
-    doc = to_jsonable(report)
-    assert isinstance(doc, dict)
-    return {"schema": SCHEMA, "ldscope_version": __version__, **doc}
+def link_json(report: LinkReport) -> dict[str, Any]:
+    """The versioned JSON document (ldscope.link/1, docs/json.md)."""
+    return {
+        "schema": LINK_SCHEMA, "ldscope_version": __version__,
+        "linker": report.linker, "argv": list(report.argv), "original": list(report.original),
+        "cwd": report.cwd, "source": report.source, "output_kind": report.output_kind,
+        "links": report.links, "partial": report.partial,
+        "errors": [_error_json(e) for e in report.errors],
+        "warnings": list(report.warnings), "notes": list(report.notes),
+        "fixes": [_fix_json(f) for f in report.fixes],
+        "trace": [_trace_json(t) for t in report.trace],
+        "inputs": [_input_json(i) for i in report.inputs],
+        "confirmation": _confirmation_json(report.confirmation) if report.confirmation else None,
+    }
+
+
+def _error_json(e: LinkError) -> dict[str, Any]:
+    return {
+        "kind": e.kind, "symbol": e.symbol, "demangled": e.demangled, "versioned": e.versioned,
+        "referenced_by": e.referenced_by, "argument_index": e.argument_index,
+        "defined_in": [_definition_json(d) for d in e.defined_in], "message": e.message,
+        "explanation": e.explanation, "near_misses": [_near_miss_json(n) for n in e.near_misses],
+        "shown": e.shown, "other": e.other,
+    }
+
+
+def _definition_json(d: Definition) -> dict[str, Any]:
+    return {"where": d.where, "argument_index": d.argument_index, "status": d.status, "detail": d.detail}
+
+
+def _near_miss_json(n: NearMiss) -> dict[str, Any]:
+    return {"symbol": n.symbol, "demangled": n.demangled, "where": n.file, "kind": n.kind,
+            "differences": list(n.differences)}
+
+
+def _fix_json(f: Fix) -> dict[str, Any]:
+    return {
+        "id": f.id, "description": f.description, "edit": [_edit_json(e) for e in f.edit],
+        "argv": list(f.argv), "fixes_alone": f.fixes_alone, "in_combination": f.in_combination,
+        "remaining_errors": f.remaining_errors, "reason": f.reason, "confirmed": f.confirmed,
+    }
+
+
+def _edit_json(e: Edit) -> dict[str, Any]:
+    return {"op": e.op, "at": e.at, "args": list(e.args), "count": e.count}
+
+
+def _trace_json(t: TraceEntry) -> dict[str, Any]:
+    return {"action": t.action, "target": t.target, "argument_index": t.argument_index, "symbol": t.symbol,
+            "by": t.by}
+
+
+def _input_json(i: InputSummary) -> dict[str, Any]:
+    return {"argument_index": i.argument_index, "spec": i.spec, "path": i.path, "kind": i.kind,
+            "flags": list(i.flags), "problem": i.problem}
+
+
+def _confirmation_json(c: Confirmation) -> dict[str, Any]:
+    return {"program": c.program, "exit_status": c.exit_status, "links": c.links, "agrees": c.agrees,
+            "detail": c.detail}
 
 
 def _error_text(e: LinkError, verbose: bool) -> list[str]:
@@ -35,7 +94,7 @@ def _error_text(e: LinkError, verbose: bool) -> list[str]:
     if e.near_misses:
         lines.append("  near misses:")
         for m in e.near_misses[: (5 if verbose else 2)]:
-            lines.append(f"    - {m.where}: {m.demangled or m.symbol} ({m.kind})")
+            lines.append(f"    - {m.file}: {m.demangled or m.symbol} ({m.kind})")
             lines += [f"        {d}" for d in m.differences[:4]]
     return lines
 
@@ -47,10 +106,10 @@ def _fix_line(f: Fix) -> str:
     return f"  {mark} {f.id}: {f.description} — {f.reason}{conf}"
 
 
-def render_text(report: LinkReport, verbose: bool = False, ablate: bool = False) -> str:
+def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = False) -> str:
     """Human-readable report."""
     label = _LABEL.get(report.linker, report.linker)
-    shown = [e for e in report.errors if e.shown and e.kind != "undefined-warning"]
+    shown = [e for e in report.errors if e.shown and e.kind != LinkErrorKind.UNDEFINED_WARNING]
     verdict = "links" if report.links else f"FAILS ({len(shown)} error{'s' if len(shown) != 1 else ''})"
     lines = [f"ldscope link: {label}, {report.output_kind} — the link {verdict}"
              + ("  (partial: some inputs could not be read)" if report.partial else "")]
@@ -109,7 +168,7 @@ def ablation_table(fixes: tuple[Fix, ...]) -> list[str]:
     return ["  ".join(c.ljust(widths[i]) if i < 5 else c for i, c in enumerate(r)) for r in rows]
 
 
-def report_sarif(report: LinkReport) -> dict[str, Any]:
+def link_sarif(report: LinkReport) -> dict[str, Any]:
     """SARIF 2.1.0: one result per error the linker would print."""
     kinds = sorted({e.kind for e in report.errors})
     rules = [{"id": k, "name": k.replace("-", " "), "shortDescription": {"text": k}} for k in kinds]
@@ -127,7 +186,7 @@ def report_sarif(report: LinkReport) -> dict[str, Any]:
                                         "kind": "function"}]
         results.append({
             "ruleId": e.kind,
-            "level": "warning" if e.kind == "undefined-warning" else "error",
+            "level": "warning" if e.kind == LinkErrorKind.UNDEFINED_WARNING else "error",
             "message": {"text": f"{e.message}\n{e.explanation}".strip()},
             "locations": [loc] if loc else [],
             "properties": {"argument_index": e.argument_index, "linker": report.linker},
@@ -139,7 +198,7 @@ def report_sarif(report: LinkReport) -> dict[str, Any]:
             "tool": {"driver": {"name": "ldscope", "version": __version__,
                                 "informationUri": "https://github.com/ldscope/ldscope", "rules": rules}},
             "results": results,
-            "properties": {"links": report.links, "partial": report.partial, "schema": SCHEMA},
+            "properties": {"links": report.links, "partial": report.partial, "schema": LINK_SCHEMA},
         }],
     }
 

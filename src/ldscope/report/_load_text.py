@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ldscope.loader import _results as R
-
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+from ldscope.loader import LibraryResult, LoadReport, Problem
+from ldscope.vocab import FoundVia, ProblemKind, Severity
 
 
 def _style(text: str, color: str | None, use_color: bool, bold: bool = False) -> str:
@@ -17,7 +16,7 @@ def _style(text: str, color: str | None, use_color: bool, bold: bool = False) ->
     return click.style(text, fg=color, bold=bold)
 
 
-def render_load_text(report: R.LoadReport, verbose: bool = False, use_color: bool = False) -> str:
+def render_load_text(report: LoadReport, verbose: bool = False, use_color: bool = False) -> str:
     """The whole text report for one load."""
     lines: list[str] = []
     verdict = (
@@ -29,15 +28,15 @@ def render_load_text(report: R.LoadReport, verbose: bool = False, use_color: boo
     lines.append(f"  as: {report.host}")
     lines.append("")
     lines.extend(_tree(report, verbose, use_color))
-    problems = [p for p in report.problems if verbose or p.severity != "info"]
+    problems = [p for p in report.problems if verbose or p.severity != Severity.INFO]
     if problems:
         lines.append("")
         lines.extend(render_problems(problems, verbose, use_color))
     return "\n".join(lines) + "\n"
 
 
-def _tree(report: R.LoadReport, verbose: bool, use_color: bool) -> list[str]:
-    children: dict[str, list[R.LibraryResult]] = {}
+def _tree(report: LoadReport, verbose: bool, use_color: bool) -> list[str]:
+    children: dict[str, list[LibraryResult]] = {}
     for lib in report.libraries:
         for parent in lib.needed_by:
             children.setdefault(parent, []).append(lib)
@@ -64,8 +63,8 @@ def _tree(report: R.LoadReport, verbose: bool, use_color: bool) -> list[str]:
             repeat = lib.path in shown
             via = lib.found_via or ""
             name = lib.name if lib.name == lib.path else f"{lib.name} => {lib.path}"
-            suffix = " (see above)" if repeat and via != R.VIA_ALREADY_LOADED else ""
-            color = "blue" if via == R.VIA_ALREADY_LOADED else None
+            suffix = " (see above)" if repeat and via != FoundVia.ALREADY_LOADED else ""
+            color = "blue" if via == FoundVia.ALREADY_LOADED else None
             lines.append(f"{prefix}{branch}{_style(name, color, use_color)}  [{via}]{suffix}")
             if not repeat:
                 shown.add(lib.path)
@@ -84,27 +83,27 @@ def _tree(report: R.LoadReport, verbose: bool, use_color: bool) -> list[str]:
     return lines
 
 
-def render_problems(problems: list[R.Problem], verbose: bool, use_color: bool) -> list[str]:
+def render_problems(problems: list[Problem], verbose: bool, use_color: bool) -> list[str]:
     """Problems grouped by cause, most severe first, each with its evidence and near-misses."""
-    groups: OrderedDict[str, list[R.Problem]] = OrderedDict()
-    for p in sorted(problems, key=lambda p: _SEVERITY_ORDER.get(p.severity, 3)):
+    groups: OrderedDict[str, list[Problem]] = OrderedDict()
+    for p in sorted(problems, key=lambda p: Severity.rank_of(p.severity)):
         groups.setdefault(p.cause or p.message, []).append(p)
     plural = "s" if len(problems) != 1 else ""
     lines = [f"{len(problems)} problem{plural}, {len(groups)} cause{'s' if len(groups) != 1 else ''}:"]
     for _cause, members in groups.items():
         first = members[0]
-        color = "red" if first.severity == "error" else "yellow"
+        color = "red" if first.severity == Severity.ERROR else "yellow"
         tag = _style(f"{first.severity} [{first.when}]", color, use_color, True)
         if first.cause_summary:
             count = f" ({len(members)} symbols)" if len(members) > 1 else ""
             lines.append(f"  {tag} {first.cause_summary}{count}")
-        elif first.kind == R.UNRESOLVED_SYMBOL and len(members) > 1:
+        elif first.kind == ProblemKind.UNRESOLVED_SYMBOL and len(members) > 1:
             lines.append(f"  {tag} {first.file}: {len(members)} undefined symbols")
         else:
             lines.append(f"  {tag} {first.message}")
         shown = members if verbose or len(members) <= 10 else members[:10]
         for p in shown:
-            if p.kind == R.UNRESOLVED_SYMBOL:
+            if p.kind == ProblemKind.UNRESOLVED_SYMBOL:
                 version = f" (version {p.version})" if p.version else ""
                 when = f" [{p.when}]" if p.when != first.when else ""
                 lines.append(f"      {p.symbol}{version}{when}")
@@ -114,7 +113,7 @@ def render_problems(problems: list[R.Problem], verbose: bool, use_color: bool) -
                 lines.append(f"        near-miss: {n.explanation}")
         if len(shown) < len(members):
             lines.append(f"      … {len(members) - len(shown)} more (-v lists all)")
-        if first.kind == R.MISSING_LIBRARY and first.tried and verbose:
+        if first.kind == ProblemKind.MISSING_LIBRARY and first.tried and verbose:
             lines.append("      tried, in order:")
             for t in first.tried:
                 lines.append(f"        {t.path}  [{t.source}: {t.outcome}]")

@@ -6,25 +6,23 @@ import os
 from typing import Any
 
 from ldscope import __version__
-from ldscope.analysis._load import problem_json
-from ldscope.loader import _results as R
-from ldscope.scan._engine import ScanResult
-from ldscope.scan._findings import Finding
+from ldscope.report._load_json import problem_json
+from ldscope.scan import Finding, ScanResult
+from ldscope.vocab import ProblemKind, Severity
 
 SCAN_SCHEMA = "ldscope.scan/1"
-SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
-def failing(result: ScanResult, fail_on: str) -> bool:
+def scan_fails(result: ScanResult, fail_on: str) -> bool:
     """True if any finding is at or above the --fail-on severity."""
     if fail_on == "never":
         return False
-    limit = SEVERITY_RANK[fail_on]
-    return any(SEVERITY_RANK.get(f.severity, 3) <= limit for f in result.findings)
+    limit = Severity(fail_on)
+    return any(Severity.rank_of(f.severity) <= limit.rank for f in result.findings)
 
 
 # ------------------------------------------------------------------ text
-def render_text(result: ScanResult, verbose: bool = False, use_color: bool = False) -> str:
+def render_scan_text(result: ScanResult, verbose: bool = False, use_color: bool = False) -> str:
     """Summary first (one screen), then findings grouped by cause, most severe first."""
 
     def style(text: str, color: str | None, bold: bool = False) -> str:
@@ -62,16 +60,16 @@ def render_text(result: ScanResult, verbose: bool = False, use_color: bool = Fal
     lines.append(f"findings ({len(result.findings)}, most severe first):")
     shown = result.findings if verbose else result.findings[:25]
     for i, f in enumerate(shown, 1):
-        color = "red" if f.severity == "error" else "yellow"
+        color = "red" if f.severity == Severity.ERROR else "yellow"
         lines.append(f"{i:>3}. " + style(f"{f.severity}", color, True) + f" {f.title}")
         files = f.files if verbose else f.files[:3]
         more = f" and {len(f.files) - len(files)} more" if len(files) < len(f.files) else ""
         lines.append(f"       affects: {', '.join(files)}{more}")
         for p in (f.problems if verbose else f.problems[:5]):
-            if p.kind == R.UNRESOLVED_SYMBOL:
+            if p.kind == ProblemKind.UNRESOLVED_SYMBOL:
                 version = f"@{p.version}" if p.version else ""
                 lines.append(f"       - {p.symbol}{version} [{p.when}]" + (f"  = {p.demangled}" if p.demangled else ""))
-            elif p.kind == R.MISSING_LIBRARY and p.tried:
+            elif p.kind == ProblemKind.MISSING_LIBRARY and p.tried:
                 tried = p.tried if verbose else p.tried[-4:]
                 lines.append(f"       - tried ({len(p.tried)} paths{', last ' + str(len(tried)) if len(tried) < len(p.tried) else ''}): "
                              + ", ".join(t.path for t in tried))
@@ -99,7 +97,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
-def render_json(result: ScanResult) -> dict[str, Any]:
+def scan_json(result: ScanResult) -> dict[str, Any]:
     """The ldscope.scan/1 document."""
     return {
         "schema": SCAN_SCHEMA,
@@ -127,13 +125,13 @@ def render_json(result: ScanResult) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ sarif
 _RULE_HELP = {
-    R.MISSING_LIBRARY: "A DT_NEEDED library is not found on the loader's search path.",
-    R.MISSING_VERSION: "A required symbol version node is not defined by the library found.",
-    R.UNRESOLVED_SYMBOL: "A referenced symbol is defined by no object in the load scope.",
-    R.UNREADABLE_FILE: "A file could not be read or is not a valid ELF file.",
-    R.MISSING_INTERPRETER: "The program interpreter (PT_INTERP) does not exist.",
-    R.WRONG_ARCHITECTURE: "A library of the wrong class, byte order or machine.",
-    R.NO_VERSION_INFORMATION: "A library required with versions defines none.",
+    ProblemKind.MISSING_LIBRARY: "A DT_NEEDED library is not found on the loader's search path.",
+    ProblemKind.MISSING_VERSION: "A required symbol version node is not defined by the library found.",
+    ProblemKind.UNRESOLVED_SYMBOL: "A referenced symbol is defined by no object in the load scope.",
+    ProblemKind.UNREADABLE_FILE: "A file could not be read or is not a valid ELF file.",
+    ProblemKind.MISSING_INTERPRETER: "The program interpreter (PT_INTERP) does not exist.",
+    ProblemKind.WRONG_ARCHITECTURE: "A library of the wrong class, byte order or machine.",
+    ProblemKind.NO_VERSION_INFORMATION: "A library required with versions defines none.",
     "duplicate-soname": "Two different files share one SONAME.",
     "found-via-variable": "A library is found only through LD_LIBRARY_PATH.",
 }
@@ -188,7 +186,7 @@ def _location(path: str, bases: list[tuple[str, str]], members: list[tuple[str, 
     return {"physicalLocation": {"artifactLocation": _artifact(path, bases)}}
 
 
-def render_sarif(result: ScanResult) -> dict[str, Any]:
+def scan_sarif(result: ScanResult) -> dict[str, Any]:
     """SARIF 2.1.0: one rule per problem kind, one result per finding and file affected."""
     kinds = sorted({f.kind for f in result.findings})
     rules = [
@@ -234,13 +232,13 @@ def render_sarif(result: ScanResult) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ junit
-def render_junit(result: ScanResult) -> str:
+def scan_junit(result: ScanResult) -> str:
     """JUnit XML: one test case per native file; failures carry the problems."""
     from xml.sax.saxutils import escape, quoteattr  # imports urllib: only for this format
     cases = []
     failures = 0
     for f in result.files:
-        errors = [p for p in f.problems if p.severity == "error"]
+        errors = [p for p in f.problems if p.severity == Severity.ERROR]
         body = ""
         if not f.loads or errors:
             failures += 1

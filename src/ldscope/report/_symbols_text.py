@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ldscope.elf import format_versioned_name
-from ldscope.inspect._listing import SymbolRow, TableListing
+from ldscope.inspect import SymbolRow, TableListing
 
 SYMBOLS_SCHEMA = "ldscope.symbols/1"
 
 
-def render_text(listings: list[TableListing], prefix_names: bool, demangle: bool, verbose: bool) -> str:
+def render_symbols_text(listings: list[TableListing], prefix_names: bool, demangle: bool, verbose: bool) -> str:
     """nm-style lines: value, letter, name[@version]; `file:` or `archive(member):` prefixed."""
     out: list[str] = []
     for listing in listings:
@@ -58,7 +58,7 @@ def row_json(row: SymbolRow) -> dict[str, Any]:
     }
 
 
-def render_json(listings: list[TableListing], errors: list[dict[str, Any]]) -> dict[str, Any]:
+def symbols_json(listings: list[TableListing], errors: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON document for `ldscope symbols`."""
     return {
         "schema": SYMBOLS_SCHEMA,

@@ -1,1 +1,14 @@
-"""Scanning whole environments, wheels, directories and root filesystems."""
+"""`scan`: every native file of a Python environment, wheel, directory or root filesystem,
+each loaded in the process it really goes into, findings grouped by root cause.
+
+    from ldscope.scan import ScanSettings, run_scan
+    result = run_scan(("/path/to/venv",), ScanSettings())
+"""
+
+from __future__ import annotations
+
+from ldscope.scan._engine import ScanResult, ScanTarget, resolve_targets, run_scan
+from ldscope.scan._findings import Finding
+from ldscope.scan._runner import FileResult, ScanSettings
+
+__all__ = ["FileResult", "Finding", "ScanResult", "ScanSettings", "ScanTarget", "resolve_targets", "run_scan"]

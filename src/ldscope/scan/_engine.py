@@ -9,9 +9,7 @@ from dataclasses import dataclass, field
 
 from ldscope import system as pyenv
 from ldscope.errors import InputFormatError
-from ldscope.loader import _results as R
-from ldscope.loader._image import ElfImage, ImageCache
-from ldscope.loader._simulate import Host
+from ldscope.loader import ElfImage, Host, HostKind, ImageCache, LoadReport, Problem
 from ldscope.scan._discover import Candidate, Discovery, Skipped, classify_head, walk_tree
 from ldscope.scan._findings import Finding, collect_findings, environment_findings
 from ldscope.scan._runner import (
@@ -25,6 +23,7 @@ from ldscope.scan._runner import (
     run_jobs,
 )
 from ldscope.system import OSFileSystem, WheelOverlay
+from ldscope.vocab import ProblemKind, Severity, When
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +117,7 @@ def _images(cache: ImageCache, candidates: list[Candidate], skipped: list[Skippe
 def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None = None,
                 progress: Callable[[int], None] | None = None,
                 states: dict[str | None, ScanState] | None = None,
-                ) -> tuple[list[FileResult], list[Finding], Discovery, list[tuple[str, R.LoadReport]]]:
+                ) -> tuple[list[FileResult], list[Finding], Discovery, list[tuple[str, LoadReport]]]:
     """Scan one target: discover, plan hosts, simulate, gather per-file results, findings about
     the environment, and every load report (run_scan groups their problems across targets).
 
@@ -188,7 +187,7 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     reports = run_jobs(state, jobs, progress)
     results: list[FileResult] = []
     covered: dict[str, str] = {}
-    all_reports: list[tuple[str, R.LoadReport]] = []
+    all_reports: list[tuple[str, LoadReport]] = []
     for job, report in zip(jobs, reports):
         if isinstance(report, str):
             discovery.skipped.append(Skipped(job.candidate.path, report, True))
@@ -200,7 +199,7 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
         results.append(FileResult(job.candidate.path, job.kind, report.loads, report.problems,
                                   report.host, None, job.assumed))
     leftovers = [c for c in libraries if c.path not in covered]
-    leftover_jobs = [Job(c, KIND_LIBRARY, Host("dlopen", None, settings.preload, settings.loaded, False))
+    leftover_jobs = [Job(c, KIND_LIBRARY, Host(HostKind.DLOPEN, None, settings.preload, settings.loaded, False))
                      for c in leftovers]
     for job, report in zip(leftover_jobs, run_jobs(state, leftover_jobs, progress)):
         if isinstance(report, str):
@@ -212,7 +211,7 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     for c in libraries:
         if c.path in covered:
             own = _problems_of(c.path, all_reports)
-            loads = not any(p.severity == "error" for p in own)
+            loads = not any(p.severity == Severity.ERROR for p in own)
             results.append(FileResult(c.path, KIND_LIBRARY, loads, own, None, covered[c.path]))
     # Files named one by one are separate targets: two of them sharing a SONAME is no
     # environment's duplicate.
@@ -222,8 +221,8 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     return results, findings, discovery, all_reports
 
 
-def _problems_of(path: str, reports: list[tuple[str, R.LoadReport]]) -> tuple[R.Problem, ...]:
-    seen: dict[tuple[object, ...], R.Problem] = {}
+def _problems_of(path: str, reports: list[tuple[str, LoadReport]]) -> tuple[Problem, ...]:
+    seen: dict[tuple[object, ...], Problem] = {}
     for _target, report in reports:
         for p in report.problems:
             if os.path.normpath(p.file) == path:
@@ -250,7 +249,7 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     skipped: list[Skipped] = []
     seen = 0
     states: dict[str | None, ScanState] = {}
-    all_reports: list[tuple[str, R.LoadReport]] = []
+    all_reports: list[tuple[str, LoadReport]] = []
     for target in _batched(targets):
         try:
             r, f, d, reports = scan_target(target, settings, with_env, progress, states)
@@ -267,10 +266,10 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     for s in skipped:
         if s.is_problem:
             findings.append(Finding(
-                cause=f"unreadable:{s.path}", severity="error", kind=R.UNREADABLE_FILE,
-                title=f"{s.path}: {s.reason}", problems=(R.Problem(R.UNREADABLE_FILE, "error", s.path, f"{s.path}: {s.reason}", R.WHEN_NEVER),),
+                cause=f"unreadable:{s.path}", severity=Severity.ERROR, kind=ProblemKind.UNREADABLE_FILE,
+                title=f"{s.path}: {s.reason}", problems=(Problem(ProblemKind.UNREADABLE_FILE, Severity.ERROR, s.path, f"{s.path}: {s.reason}", When.NEVER),),
                 files=(s.path,)))
-    findings.sort(key=lambda f: ({"error": 0, "warning": 1}.get(f.severity, 2), -len(f.files), f.title))
+    findings.sort(key=lambda f: (Severity.rank_of(f.severity), -len(f.files), f.title))
     return ScanResult(tuple(targets), tuple(files), tuple(findings), tuple(skipped), tuple(errors), seen)
 
 

@@ -6,12 +6,10 @@ import os
 import re
 from dataclasses import dataclass
 
-from ldscope.loader import _results as R
-from ldscope.loader._environment import LoadEnvironment
-from ldscope.loader._image import ElfImage
+from ldscope.loader import ElfImage, LoadEnvironment, LoadReport, Problem
 from ldscope.scan._discover import Candidate
+from ldscope.vocab import FoundVia, ProblemKind, Severity, When
 
-_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 _LD_LIBRARY_PATH_SET = re.compile(r"\bLD_LIBRARY_PATH\s*=")
 
 
@@ -23,39 +21,39 @@ class Finding:
     severity: str
     kind: str
     title: str
-    problems: tuple[R.Problem, ...]
+    problems: tuple[Problem, ...]
     files: tuple[str, ...]
 
 
-def _problem_key(p: R.Problem) -> tuple[object, ...]:
+def _problem_key(p: Problem) -> tuple[object, ...]:
     return (p.kind, p.file, p.symbol, p.version, p.library, p.message)
 
 
-def _title(cause: str, problems: list[R.Problem]) -> str:
+def _title(cause: str, problems: list[Problem]) -> str:
     first = problems[0]
     if first.cause_summary:
         return first.cause_summary + (f" ({len(problems)} symbols)" if len(problems) > 1 else "")
-    if first.kind == R.MISSING_LIBRARY:
+    if first.kind == ProblemKind.MISSING_LIBRARY:
         needers = sorted({p.file for p in problems})
         more = f" and {len(needers) - 1} more" if len(needers) > 1 else ""
         return f"{first.library} is missing (needed by {needers[0]}{more})"
-    if first.kind == R.UNRESOLVED_SYMBOL and len(problems) > 1:
+    if first.kind == ProblemKind.UNRESOLVED_SYMBOL and len(problems) > 1:
         return f"{first.file}: {len(problems)} undefined symbols"
     return first.message
 
 
-def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
+def collect_findings(reports: list[tuple[str, LoadReport]]) -> list[Finding]:
     """Deduplicate problems across all loads and group them by cause."""
-    problems: dict[tuple[object, ...], R.Problem] = {}
+    problems: dict[tuple[object, ...], Problem] = {}
     affected: dict[tuple[object, ...], list[str]] = {}
     consequence: dict[tuple[object, ...], str] = {}
     for target, report in reports:
         missing_by_file: dict[str, str] = {}
         for p in report.problems:
-            if p.kind == R.MISSING_LIBRARY and p.severity == "error":
+            if p.kind == ProblemKind.MISSING_LIBRARY and p.severity == Severity.ERROR:
                 missing_by_file.setdefault(p.file, p.cause or (p.kind + ":" + (p.library or p.message)))
         for p in report.problems:
-            if p.severity == "info":
+            if p.severity == Severity.INFO:
                 continue
             key = _problem_key(p)
             problems.setdefault(key, p)
@@ -64,7 +62,7 @@ def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
                 hit.append(target)
             # ld.so stops at a missing library: a symbol of the file that needed it, found
             # nowhere else, is that library's consequence (ldd -r lists both), not a cause.
-            if (p.kind == R.UNRESOLVED_SYMBOL and p.file in missing_by_file and not p.near_misses
+            if (p.kind == ProblemKind.UNRESOLVED_SYMBOL and p.file in missing_by_file and not p.near_misses
                     and not p.cause_summary):
                 consequence.setdefault(key, missing_by_file[p.file])
     groups: dict[str, list[tuple[object, ...]]] = {}
@@ -82,7 +80,7 @@ def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
             for f in affected[k]:
                 if f not in files:
                     files.append(f)
-        severity = min((p.severity for p in members), key=lambda s: _SEVERITY_RANK.get(s, 3))
+        severity = min((p.severity for p in members), key=Severity.rank_of)
         findings.append(Finding(cause, severity, members[0].kind, _title(cause, members),
                                 tuple(members), tuple(files)))
     return findings
@@ -91,7 +89,7 @@ def collect_findings(reports: list[tuple[str, R.LoadReport]]) -> list[Finding]:
 def environment_findings(
     candidates: list[Candidate],
     images: dict[str, ElfImage],
-    reports: list[tuple[str, R.LoadReport]],
+    reports: list[tuple[str, LoadReport]],
     activation_scripts: tuple[str, ...],
     env: LoadEnvironment,
 ) -> list[Finding]:
@@ -113,14 +111,14 @@ def environment_findings(
             continue  # byte-identical copies (auditwheel's content-hashed names) cannot disagree
         message = (f"{len(paths)} different files have SONAME {soname}: " + ", ".join(paths)
                    + "; which one a process gets depends on load order and search paths")
-        problem = R.Problem("duplicate-soname", "warning", paths[0], message, R.WHEN_NEVER,
+        problem = Problem(ProblemKind.DUPLICATE_SONAME, Severity.WARNING, paths[0], message, When.NEVER,
                             library=soname, cause=f"duplicate-soname:{soname}")
-        findings.append(Finding(problem.cause or "", "warning", "duplicate-soname",
+        findings.append(Finding(problem.cause or "", Severity.WARNING, ProblemKind.DUPLICATE_SONAME,
                                 f"two copies of {soname} in the target", (problem,), tuple(paths)))
     via_variable: dict[str, list[str]] = {}
     for target, report in reports:
         for lib in report.libraries:
-            if lib.found_via == R.VIA_LD_LIBRARY_PATH and lib.path:
+            if lib.found_via == FoundVia.LD_LIBRARY_PATH and lib.path:
                 via_variable.setdefault(lib.path, [])
                 if target not in via_variable[lib.path]:
                     via_variable[lib.path].append(target)
@@ -131,9 +129,9 @@ def environment_findings(
         message = (f"{path} is found only through LD_LIBRARY_PATH ({origin}); a process started "
                    "without it (a service, another shell, a subprocess with a clean environment) "
                    "will not find it")
-        problem = R.Problem("found-via-variable", "warning", path, message, R.WHEN_NEVER,
+        problem = Problem(ProblemKind.FOUND_VIA_VARIABLE, Severity.WARNING, path, message, When.NEVER,
                             library=os.path.basename(path), cause=f"ld-library-path:{path}")
-        findings.append(Finding(problem.cause or "", "warning", "found-via-variable",
+        findings.append(Finding(problem.cause or "", Severity.WARNING, ProblemKind.FOUND_VIA_VARIABLE,
                                 f"{os.path.basename(path)} found only via LD_LIBRARY_PATH",
                                 (problem,), tuple(targets)))
     _ = env

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
-from ldscope.analysis._load import is_python_extension
+from ldscope.analysis import LoadAnalysis, new_analysis
 from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
-from ldscope.explain._load import SharedIndex
-from ldscope.loader import _results as R
-from ldscope.loader._environment import LoadEnvironment, make_environment
-from ldscope.loader._image import ElfImage, ImageCache
-from ldscope.loader._simulate import Host, LoaderModel
+from ldscope.loader import (
+    ElfImage,
+    Host,
+    HostKind,
+    ImageCache,
+    LoadEnvironment,
+    LoadReport,
+    Problem,
+    choose_host,
+    is_python_extension,
+)
 from ldscope.scan._discover import Candidate, Skipped
 from ldscope.system import Distribution, OSFileSystem, requirement_closure
 
@@ -48,7 +54,7 @@ class FileResult:
     path: str
     kind: str
     loads: bool
-    problems: tuple[R.Problem, ...]
+    problems: tuple[Problem, ...]
     host: str | None
     checked_as_part_of: str | None = None  # libraries verified inside another file's load
     assumed_loaded: tuple[str, ...] = ()  # libraries treated as loaded by Requires-Dist
@@ -60,7 +66,7 @@ class Job:
 
     candidate: Candidate
     kind: str
-    host: Host | None
+    host: Host
     assumed: tuple[str, ...] = ()
 
 
@@ -80,58 +86,32 @@ def classify(candidate: Candidate, image: ElfImage) -> str:
 
 @dataclass
 class ScanState:
-    """Shared per-process state: one image cache, one loader model."""
+    """Shared per-process state: the settings and one load analysis (environment, parsed
+    images, loader model binding as arrays, explainer)."""
 
     settings: ScanSettings
-    env: LoadEnvironment
-    images: ImageCache
-    model: LoaderModel = field(init=False)
-    # Problems already explained (near-misses attached), by identity: a library's problem seen
-    # in many loads (libjava.so inside every JDK plugin's load) is explained once.
-    explained: dict[tuple[object, ...], R.Problem] = field(default_factory=dict)
-    # Exported-name hashes of the libraries near-miss searches look through, for all reports.
-    nearmiss_index: SharedIndex = field(default_factory=SharedIndex)
+    analysis: LoadAnalysis
 
-    def __post_init__(self) -> None:
-        self.model = LoaderModel(self.env, self.images, record_bindings=False)
+    @property
+    def env(self) -> LoadEnvironment:
+        """The simulated environment."""
+        return self.analysis.env
+
+    @property
+    def images(self) -> ImageCache:
+        """The parsed images every load of this state shares."""
+        return self.analysis.images
 
 
 def make_state(settings: ScanSettings, fs: OSFileSystem | None = None) -> ScanState:
     """A fresh state (environment, cache) for one worker."""
-    env = make_environment(settings.env, settings.clear_env, settings.root)
-    return ScanState(settings, env, ImageCache(fs))
+    return ScanState(settings, new_analysis(settings.env, settings.clear_env, settings.root, settings.also_search,
+                                            settings.near_misses, record_bindings=False, fs=fs))
 
 
-def simulate(state: ScanState, job: Job) -> R.LoadReport:
+def simulate(state: ScanState, job: Job) -> LoadReport:
     """Simulate one job; the report carries near-misses when anything fails."""
-    from dataclasses import replace
-
-    c = job.candidate
-    if job.host is None or job.host.kind == "executable":
-        report = state.model.load_executable(c.path, job.host)
-    else:
-        report = state.model.load_dlopen(c.path, job.host)
-    if state.settings.near_misses and any(p.severity == "error" for p in report.problems):
-        report = replace(report, problems=_explain_once(state, report))
-    return replace(report, bindings=())
-
-
-def _explain_once(state: ScanState, report: R.LoadReport) -> tuple[R.Problem, ...]:
-    """Near-misses for the report's problems, each distinct problem explained once per scan."""
-    from dataclasses import replace
-
-    from ldscope.explain._load import explain
-
-    def key(p: R.Problem) -> tuple[object, ...]:
-        return (p.kind, p.file, p.symbol, p.version, p.library, p.message, p.tried)
-
-    todo = [p for p in report.problems if key(p) not in state.explained]
-    if todo:
-        done = explain(replace(report, problems=tuple(todo)), state.model, state.settings.also_search,
-                       state.nearmiss_index)
-        for before, after in zip(todo, done):
-            state.explained[key(before)] = after
-    return tuple(state.explained.get(key(p), p) for p in report.problems)
+    return replace(state.analysis.run(job.candidate.path, job.host), bindings=())
 
 
 # Set in the parent before forking workers: they inherit the already parsed images
@@ -139,7 +119,7 @@ def _explain_once(state: ScanState, report: R.LoadReport) -> tuple[R.Problem, ..
 _WORKER_STATE: ScanState | None = None
 
 
-def _worker_run(job: Job) -> R.LoadReport | str:
+def _worker_run(job: Job) -> LoadReport | str:
     assert _WORKER_STATE is not None
     try:
         return simulate(_WORKER_STATE, job)
@@ -165,6 +145,7 @@ def plan_jobs(
     jobs: list[Job] = []
     libraries: list[Candidate] = []
     kinds: dict[str, str] = {}
+    image_of = images_by_path
     for c in candidates:
         image = images_by_path[c.path]
         kind = classify(c, image)
@@ -176,16 +157,17 @@ def plan_jobs(
     for c in candidates:
         kind = kinds[c.path]
         if kind == KIND_EXECUTABLE:
-            jobs.append(Job(c, kind, Host("executable", None, state.settings.preload, state.settings.loaded)))
+            host = choose_host(c.path, image_of[c.path], HostKind.EXECUTABLE, None, state.settings.preload,
+                               state.settings.loaded)
+            jobs.append(Job(c, kind, host))
         elif kind == KIND_EXTENSION:
             assumed: list[str] = []
             dist = owner.get(os.path.normpath(c.host_path))
             if dist is not None:
                 for dep in requirement_closure(dist, by_name):
                     assumed.extend(ext_by_dist.get(dep.name, []))
-            python = host_python or state.settings.python
-            host = Host("python", python, state.settings.preload,
-                        tuple(state.settings.loaded) + tuple(assumed), True)
+            host = choose_host(c.path, image_of[c.path], HostKind.PYTHON, host_python or state.settings.python,
+                               state.settings.preload, tuple(state.settings.loaded) + tuple(assumed))
             jobs.append(Job(c, kind, host, tuple(assumed)))
         else:
             libraries.append(c)
@@ -193,12 +175,12 @@ def plan_jobs(
 
 
 def run_jobs(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | None = None,
-             ) -> list[R.LoadReport | str]:
+             ) -> list[LoadReport | str]:
     """Simulate jobs serially or across worker processes (-j)."""
     import time
 
     jobs_n = max(1, state.settings.jobs)
-    results: list[R.LoadReport | str] = []
+    results: list[LoadReport | str] = []
     durations: list[float] = []
     for job in jobs:
         if jobs_n > 1 and len(durations) >= 6:

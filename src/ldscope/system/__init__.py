@@ -60,6 +60,7 @@ from ldscope.system._python import (
     read_distributions,
     requirement_closure,
     running_environment,
+    running_interpreter,
 )
 from ldscope.system._toolchain import (
     bfd_script_search_dirs,
@@ -120,6 +121,7 @@ __all__ = [
     "requirement_closure",
     "resolve_in_root",
     "running_environment",
+    "running_interpreter",
     "rust_sysroot",
     "search_path",
     "search_subdirs",

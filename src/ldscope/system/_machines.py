@@ -45,6 +45,11 @@ class Machine:
         return (f"/lib/{self.triplet}", f"/usr/lib/{self.triplet}")
 
     @property
+    def usr_library_dirs(self) -> tuple[str, ...]:
+        """Where packages install this ABI's libraries under /usr (multiarch, slibdir, plain)."""
+        return (f"/usr/lib/{self.triplet}", "/usr/lib", "/usr/local/lib", "/usr" + self.slibdir)
+
+    @property
     def library_dirs(self) -> tuple[str, ...]:
         """Every directory libraries of this ABI are commonly installed in, multiarch first."""
         return (*self.multiarch_dirs, f"/usr/local/lib/{self.triplet}", self.slibdir, "/usr" + self.slibdir,

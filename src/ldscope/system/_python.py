@@ -104,6 +104,11 @@ def environment_of_interpreter(exe: str) -> PythonEnvironment:
     return describe_environment(prefix, exe_abs)
 
 
+def running_interpreter() -> str:
+    """The interpreter running ldscope (the default host for extension modules), resolved."""
+    return os.path.realpath(sys.executable)
+
+
 def running_environment() -> PythonEnvironment:
     """The environment of the interpreter running ldscope."""
     return describe_environment(sys.prefix, sys.executable)

@@ -6,13 +6,22 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ldscope.linker._symbol_kinds import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK
 from ldscope.linker.engines._policy import Policy
-from ldscope.linker.engines._table import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK, Outcome, TraceStep, Unit
-from ldscope.linker.frontend._options import LineItem, LinkOptions
-from ldscope.linker.inputs._facts import ArchiveFacts, FactsCache, MemberProblem, ObjectFacts, SharedFacts
-from ldscope.linker.inputs._resolve import Input, ResolvedLine
+from ldscope.linker.engines._table import Outcome, TraceStep, Unit
+from ldscope.linker.frontend import LineItem, LinkOptions
+from ldscope.linker.inputs import (
+    ArchiveFacts,
+    FactsCache,
+    Input,
+    MemberProblem,
+    ObjectFacts,
+    ResolvedLine,
+    SharedFacts,
+)
+from ldscope.vocab import LinkErrorKind
 
-_FATAL_PROBLEMS = {"incompatible-input", "not-recognized", "corrupt-input"}
+_FATAL_PROBLEMS = {LinkErrorKind.INCOMPATIBLE_INPUT, LinkErrorKind.NOT_RECOGNIZED, LinkErrorKind.CORRUPT_INPUT}
 # Defined by the linker itself (default script PROVIDEs and built-ins of bfd, gold, lld, mold).
 LINKER_DEFINED = frozenset((
     "_GLOBAL_OFFSET_TABLE_", "_DYNAMIC", "__ehdr_start", "__executable_start", "__bss_start",
@@ -87,7 +96,7 @@ class Engine:
         got = facts.member(member)
         display = self.member_display(inp, facts, member)
         if isinstance(got, MemberProblem):
-            self.out.error("corrupt-input", None, None, detail=f"{display}: {got.reason}",
+            self.out.error(LinkErrorKind.CORRUPT_INPUT, None, None, detail=f"{display}: {got.reason}",
                            input_seq=inp.seq)
             self.out.extracted[(inp.seq, member)] = -1
             return None
@@ -206,7 +215,7 @@ class Engine:
         elif kind == STRONG:
             if ckind == STRONG:
                 if not self.ctx.options.allow_multiple_definition:
-                    self.out.error("multiple-definition", key, uid, cuid)
+                    self.out.error(LinkErrorKind.MULTIPLE_DEFINITION, key, uid, cuid)
             else:
                 t.defs[key] = (STRONG, uid)
         elif kind == COMMON and ckind == WEAK:
@@ -261,11 +270,11 @@ class Engine:
     # ------------------------------------------------------------------ inputs
     def input_problem(self, inp: Input) -> None:
         """Missing, incompatible or unreadable inputs, reported the linker's way."""
-        problem = inp.problem or "corrupt-input"
-        if problem == "missing-input":
+        problem = inp.problem or LinkErrorKind.CORRUPT_INPUT
+        if problem == LinkErrorKind.MISSING_INPUT:
             self.missing = True
             first_fatal = self.policy.missing_input == "first-fatal" and self.ctx.missing_fatal
-            self.out.error("missing-input", None, None, detail=inp.detail or inp.spec,
+            self.out.error(LinkErrorKind.MISSING_INPUT, None, None, detail=inp.detail or inp.spec,
                            fatal=first_fatal, input_seq=inp.seq)
             return
         fatal = self.policy.name == "bfd" and problem in _FATAL_PROBLEMS
@@ -312,7 +321,7 @@ class Engine:
             return
         t = self.t
         source = referrers_of or (t.refs if self.policy.weak_referrers_reported else t.strong_refs)
-        kind = "undefined-warning" if self.ctx.options.warn_unresolved else "undefined-reference"
+        kind = LinkErrorKind.UNDEFINED_WARNING if self.ctx.options.warn_unresolved else LinkErrorKind.UNDEFINED_REFERENCE
         for key in list(t.undef):
             if not self.strongly_undefined(key):
                 continue
@@ -347,7 +356,7 @@ class Engine:
                     continue
                 if self.policy.shlib_once_per_symbol:
                     reported.add(key)
-                self.out.error("shlib-undefined", key, uid)
+                self.out.error(LinkErrorKind.SHLIB_UNDEFINED, key, uid)
 
     def binding_strong(self, key: str) -> bool:
         """Strongly referenced now, by the linker's rule for weak vs. strong references.
@@ -376,14 +385,14 @@ class Engine:
 
     def stop_after_duplicates(self) -> None:
         """lld and mold report nothing after "duplicate symbol" errors."""
-        if self.policy.duplicates_stop and any(e.kind == "multiple-definition" for e in self.out.errors):
+        if self.policy.duplicates_stop and any(e.kind == LinkErrorKind.MULTIPLE_DEFINITION for e in self.out.errors):
             self.out.fatal = True
 
     def required_errors(self) -> None:
         """--require-defined symbols that nothing defines."""
         for key in self.ctx.options.require_defined:
             if key not in self.t.defs:
-                self.out.error("required-undefined", key, None)
+                self.out.error(LinkErrorKind.REQUIRED_UNDEFINED, key, None)
 
     def soname_of(self, uid: int) -> str:
         """SONAME of a library unit (its file name when it has none)."""

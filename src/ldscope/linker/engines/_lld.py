@@ -13,22 +13,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from ldscope.linker._symbol_kinds import COMMON, SHARED, SHARED_WEAK, UNDEFINED, WEAK, WEAK_UNDEFINED
 from ldscope.linker.engines._base import Engine, EngineContext
 from ldscope.linker.engines._policy import Policy
-from ldscope.linker.engines._table import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK, Outcome, TraceStep
-from ldscope.linker.inputs._facts import (
-    SYM_COMMON,
-    SYM_STRONG,
-    SYM_UNDEF,
-    SYM_WEAK,
-    SYM_WEAK_UNDEF,
-    ArchiveFacts,
-    ObjectFacts,
-    SharedFacts,
-)
-from ldscope.linker.inputs._resolve import GroupEnd, Input
-
-_KIND = {SYM_STRONG: STRONG, SYM_WEAK: WEAK, SYM_COMMON: COMMON}
+from ldscope.linker.engines._table import Outcome, TraceStep
+from ldscope.linker.inputs import ArchiveFacts, GroupEnd, Input, ObjectFacts, SharedFacts
 
 
 class LazyEngine(Engine):
@@ -82,7 +71,7 @@ class LazyEngine(Engine):
         discarded = self.claim_groups(facts, uid)
         # lld resolves all definitions first, then the references (which may extract).
         syms = facts.symbols
-        ordered = [x for x in syms if x[1] <= SYM_COMMON] + [x for x in syms if x[1] >= SYM_UNDEF]
+        ordered = [x for x in syms if x[1] <= COMMON] + [x for x in syms if x[1] >= UNDEFINED]
         self.stack.append((uid, iter(ordered), frozenset(discarded)))
         return uid
 
@@ -96,7 +85,7 @@ class LazyEngine(Engine):
                 self.stack.pop()
                 continue
             key, code = step
-            if code == SYM_UNDEF:
+            if code == UNDEFINED:
                 t.first_ref.setdefault(key, (uid, True))
                 t.refs.setdefault(key, []).append(uid)
                 t.strong_refs.setdefault(key, []).append(uid)
@@ -105,13 +94,13 @@ class LazyEngine(Engine):
                 t.weak_undef.pop(key, None)
                 t.undef.setdefault(key, uid)
                 self.extract_for(key, uid)
-            elif code == SYM_WEAK_UNDEF:
+            elif code == WEAK_UNDEFINED:
                 t.first_ref.setdefault(key, (uid, False))
                 t.refs.setdefault(key, []).append(uid)
                 if key not in t.defs and key not in t.undef:
                     t.weak_undef.setdefault(key, uid)
             elif key not in discarded:
-                self.define(key, _KIND[code], uid)
+                self.define(key, code, uid)
 
     def extract_for(self, key: str, by: int) -> None:
         """A strong reference met a lazy symbol: extract its member now."""
@@ -176,16 +165,16 @@ class LazyEngine(Engine):
         t = self.t
         skip = set(lib.undef_versions)  # lld 14 ignores a library's versioned references
         for key, code in lib.order:
-            if code <= SYM_WEAK:
+            if code <= WEAK:
                 if key not in t.defs:
                     self.lazy.pop(key, None)
-                    t.defs[key] = (SHARED_WEAK if code == SYM_WEAK else SHARED, uid)
+                    t.defs[key] = (SHARED_WEAK if code == WEAK else SHARED, uid)
                     if t.undef.pop(key, None) is None:
                         t.weak_undef.pop(key, None)
                 continue
             if key in skip:
                 continue
-            strong = code == SYM_UNDEF
+            strong = code == UNDEFINED
             t.first_ref.setdefault(key, (uid, strong))
             if strong:
                 t.shared_refs.setdefault(key, []).append(uid)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ldscope.linker._symbol_kinds import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK
 from ldscope.linker.engines._base import Engine, EngineContext
 from ldscope.linker.engines._policy import Policy
-from ldscope.linker.engines._table import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK, Outcome, TraceStep
-from ldscope.linker.inputs._facts import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
-from ldscope.linker.inputs._resolve import GroupEnd, Input
+from ldscope.linker.engines._table import Outcome, TraceStep
+from ldscope.linker.inputs import ArchiveFacts, GroupEnd, Input, MemberProblem, ObjectFacts, SharedFacts
+from ldscope.vocab import LinkErrorKind
 
 
 @dataclass(slots=True)
@@ -74,7 +75,7 @@ class MoldEngine(Engine):
                     display = self.member_display(inp, facts, m)
                     if isinstance(got, MemberProblem):
                         if inp.whole_archive:
-                            self.out.error("corrupt-input", None, None, detail=f"{display}: {got.reason}")
+                            self.out.error(LinkErrorKind.CORRUPT_INPUT, None, None, detail=f"{display}: {got.reason}")
                         continue
                     f = _File(inp, got, display, m, not inp.whole_archive)
                     (libs if f.in_lib else objs).append(f)
@@ -227,7 +228,7 @@ class MoldEngine(Engine):
         for key in facts.strong:
             own = owners.get(key)
             if own is not None and own[2] is not f and key not in f.discarded:
-                self.out.error("multiple-definition", key, f.uid, own[2].uid)
+                self.out.error(LinkErrorKind.MULTIPLE_DEFINITION, key, f.uid, own[2].uid)
 
     def finish(self) -> None:
         """Undefined references (per reference: a weak one is never reported). Building a

@@ -12,12 +12,19 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from ldscope.linker._symbol_kinds import COMMON
 from ldscope.linker.engines._base import Engine, EngineContext
 from ldscope.linker.engines._policy import Policy
-from ldscope.linker.engines._table import COMMON, Outcome, TraceStep
-from ldscope.linker.inputs._facts import ArchiveFacts, ObjectFacts, SharedFacts
-from ldscope.linker.inputs._resolve import GroupEnd, Input
-from ldscope.linker.inputs._searchdirs import bfd_needed_search_path
+from ldscope.linker.engines._table import Outcome, TraceStep
+from ldscope.linker.inputs import (
+    ArchiveFacts,
+    GroupEnd,
+    Input,
+    ObjectFacts,
+    SharedFacts,
+    bfd_needed_search_path,
+)
+from ldscope.vocab import LinkErrorKind
 
 
 class OrderedEngine(Engine):
@@ -109,7 +116,7 @@ class OrderedEngine(Engine):
             if inp.seq not in self.included:
                 self.included[inp.seq] = set()
                 fatal = self.policy.no_index == "fatal"
-                self.out.error("archive-no-index", None, None, detail=inp.display, fatal=fatal,
+                self.out.error(LinkErrorKind.ARCHIVE_NO_INDEX, None, None, detail=inp.display, fatal=fatal,
                                input_seq=inp.seq)
             return
         included = self.included.setdefault(inp.seq, set())
@@ -303,7 +310,7 @@ class OrderedEngine(Engine):
             if strong_undef or common:
                 if no_add:
                     first = t.undef[key] if strong_undef else t.defs[key][1]
-                    self.out.error("dso-missing", key, first, uid, fatal=True)
+                    self.out.error(LinkErrorKind.DSO_MISSING, key, first, uid, fatal=True)
                     return
                 self.out.needed_libs.append(uid)
         self.add_shared_symbols(lib, uid)
@@ -343,7 +350,7 @@ class OrderedEngine(Engine):
             assert isinstance(lib, SharedFacts)
             missing = [n for n in lib.needed if n not in sonames]
             if missing:
-                self.out.error("unsupported-option", None, uid, detail=(
+                self.out.error(LinkErrorKind.UNSUPPORTED_OPTION, None, uid, detail=(
                     f"--copy-dt-needed-entries is not supported but is required for {missing[0]} "
                     f"in {self.out.units[uid].display}"))
                 return

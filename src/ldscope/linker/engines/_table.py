@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ldscope.linker.inputs._facts import ObjectFacts, SharedFacts
-from ldscope.linker.inputs._resolve import Input
-
-STRONG, WEAK, COMMON, SHARED, SHARED_WEAK = 1, 2, 3, 4, 5
+from ldscope.linker.inputs import Input, ObjectFacts, SharedFacts
+from ldscope.vocab import LinkErrorKind
 
 
 @dataclass(slots=True)
@@ -32,7 +30,7 @@ class Unit:
 class RawError:
     """A finding before wording: kind, symbol key, the unit at fault, and another unit."""
 
-    kind: str
+    kind: LinkErrorKind
     key: str | None
     uid: int | None
     other: int | None = None
@@ -56,7 +54,7 @@ class TraceStep:
 class Table:
     """Definitions and references, by symbol key."""
 
-    defs: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (kind, uid)
+    defs: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (SymbolKind, uid)
     undef: dict[str, int] = field(default_factory=dict)  # strongly referenced, undefined
     weak_undef: dict[str, int] = field(default_factory=dict)  # only weakly referenced
     refs: dict[str, list[int]] = field(default_factory=dict)  # regular referrers (any binding)
@@ -88,7 +86,7 @@ class Outcome:
     backrefs: list[tuple[str, str, int]] = field(default_factory=list)  # (key, referrer, archive seq)
     warnings: list[str] = field(default_factory=list)
 
-    def error(self, kind: str, key: str | None, uid: int | None, other: int | None = None,
+    def error(self, kind: LinkErrorKind, key: str | None, uid: int | None, other: int | None = None,
               detail: str = "", fatal: bool = False, input_seq: int | None = None) -> None:
         """Record an error (hidden if a fatal error came first); `fatal` stops the rest."""
         self.errors.append(RawError(kind, key, uid, other, detail, not self.fatal, input_seq))

@@ -24,9 +24,10 @@ from ldscope.elf import (
 )
 from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
+from ldscope.linker._symbol_kinds import COMMON, STRONG, UNDEFINED, WEAK, WEAK_UNDEFINED
+from ldscope.vocab import LinkErrorKind
 
 _SNIFF = 4096
-SYM_STRONG, SYM_WEAK, SYM_COMMON, SYM_UNDEF, SYM_WEAK_UNDEF = 1, 2, 3, 4, 5
 _MAX_SCRIPT = 4 << 20
 
 
@@ -47,7 +48,7 @@ class ObjectFacts:
     groups: tuple[str, ...]
     has_symtab: bool
     e_type: int = C.ET_REL
-    symbols: tuple[tuple[str, int], ...] = ()  # (key, SYM_*) in symbol-table order
+    symbols: tuple[tuple[str, int], ...] = ()  # (key, SymbolKind) in symbol-table order
     group_refs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # sig -> refs from it
     plain_refs: frozenset[str] = frozenset()  # refs from sections outside COMDAT groups
 
@@ -72,7 +73,7 @@ class SharedFacts:
     undef: tuple[str, ...]
     weak_undef: tuple[str, ...]
     undef_versions: Mapping[str, str] = field(default_factory=dict)  # reference -> version it names
-    order: tuple[tuple[str, int], ...] = ()  # (key, SYM_*) in .dynsym order
+    order: tuple[tuple[str, int], ...] = ()  # (key, SymbolKind) in .dynsym order
     data_defs: frozenset[str] = frozenset()  # strong, not a function, in an initialised section
 
     def beats_common(self, key: str) -> bool:
@@ -156,7 +157,7 @@ class BadInput:
 
     path: str
     reason: str
-    kind: str  # "incompatible-input" | "corrupt-input" | "not-recognized"
+    kind: LinkErrorKind  # MISSING_INPUT, INCOMPATIBLE_INPUT, CORRUPT_INPUT or NOT_RECOGNIZED
 
 
 FileFacts = ObjectFacts | SharedFacts | ArchiveFacts | ScriptFacts | BadInput
@@ -212,18 +213,18 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
         if sec == C.SHN_UNDEF:
             if b == C.STB_WEAK:
                 weak_undef[name] = None
-                order.append((name, SYM_WEAK_UNDEF))
+                order.append((name, WEAK_UNDEFINED))
             else:
                 undef[name] = None
-                order.append((name, SYM_UNDEF))
+                order.append((name, UNDEFINED))
             continue
         keys = _keys_for_definition(name) if "@" in name else (name,)
         if sec == C.SHN_COMMON:
             common.extend(keys)
-            order.extend((k, SYM_COMMON) for k in keys)
+            order.extend((k, COMMON) for k in keys)
             continue
         is_weak = b == C.STB_WEAK
-        code = SYM_WEAK if is_weak else SYM_STRONG
+        code = WEAK if is_weak else STRONG
         if len(keys) == 1:
             (weak if is_weak else strong).append(name)
             order.append((name, code))
@@ -255,22 +256,22 @@ def _plain_object_facts(elf: ElfFile, display: str, names: list[str], bind: np.n
     undef = shndx == C.SHN_UNDEF
     common = shndx == C.SHN_COMMON
     weak = bind == C.STB_WEAK
-    codes = np.where(undef, np.where(weak, SYM_WEAK_UNDEF, SYM_UNDEF),
-                     np.where(common, SYM_COMMON, np.where(weak, SYM_WEAK, SYM_STRONG))).tolist()
+    codes = np.where(undef, np.where(weak, WEAK_UNDEFINED, UNDEFINED),
+                     np.where(common, COMMON, np.where(weak, WEAK, STRONG))).tolist()
     is_data = (~undef & ~common & ~weak & (stype != C.STT_FUNC)).tolist()
-    buckets: dict[int, list[str]] = {SYM_STRONG: [], SYM_WEAK: [], SYM_COMMON: [], SYM_UNDEF: [],
-                                     SYM_WEAK_UNDEF: []}
+    buckets: dict[int, list[str]] = {STRONG: [], WEAK: [], COMMON: [], UNDEFINED: [],
+                                     WEAK_UNDEFINED: []}
     data: list[str] = []
     for name, code, d in zip(names, codes, is_data):
         buckets[code].append(name)
         if d:
             data.append(name)
-    strong_undef = tuple(dict.fromkeys(buckets[SYM_UNDEF]))
-    weak_undef = tuple(n for n in dict.fromkeys(buckets[SYM_WEAK_UNDEF]) if n not in strong_undef)
+    strong_undef = tuple(dict.fromkeys(buckets[UNDEFINED]))
+    weak_undef = tuple(n for n in dict.fromkeys(buckets[WEAK_UNDEFINED]) if n not in strong_undef)
     return ObjectFacts(
         name=display, machine=elf.machine, elf_class=elf.elf_class,
-        strong=tuple(buckets[SYM_STRONG]), weak=tuple(buckets[SYM_WEAK]),
-        common=tuple(buckets[SYM_COMMON]), data_defs=frozenset(data), undef=strong_undef,
+        strong=tuple(buckets[STRONG]), weak=tuple(buckets[WEAK]),
+        common=tuple(buckets[COMMON]), data_defs=frozenset(data), undef=strong_undef,
         weak_undef=weak_undef, group_of={}, groups=(), has_symtab=True, e_type=elf.e_type,
         symbols=tuple(zip(names, codes)),
     )
@@ -349,12 +350,12 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
                 data_defs.add(name)
             if sec == C.SHN_UNDEF:
                 (weak_undef if b == C.STB_WEAK else undef).append(name)
-                order.append((name, SYM_WEAK_UNDEF if b == C.STB_WEAK else SYM_UNDEF))
+                order.append((name, WEAK_UNDEFINED if b == C.STB_WEAK else UNDEFINED))
                 if ver is not None:
                     versioned[name] = ver
                 continue
             weak = b == C.STB_WEAK
-            code = SYM_WEAK if weak else SYM_STRONG
+            code = WEAK if weak else STRONG
             if ver is None or ver == name:
                 defs.setdefault(name, weak)
                 order.append((name, code))
@@ -399,9 +400,9 @@ def read_facts(path: str) -> FileFacts:
     try:
         head = _read_head(path)
     except OSError as exc:
-        return BadInput(path, f"cannot open: {exc.strerror or exc}", "missing-input")
+        return BadInput(path, f"cannot open: {exc.strerror or exc}", LinkErrorKind.MISSING_INPUT)
     if not head:
-        return BadInput(path, "file is empty (file format not recognized)", "not-recognized")
+        return BadInput(path, "file is empty (file format not recognized)", LinkErrorKind.NOT_RECOGNIZED)
     try:
         if is_elf(head):
             elf = ElfFile.open(path)
@@ -409,7 +410,7 @@ def read_facts(path: str) -> FileFacts:
                 return shared_facts(elf, path)
             if elf.e_type == C.ET_REL:
                 return object_facts(elf, path)
-            return BadInput(path, f"{elf.type_name} file cannot be linked against", "not-recognized")
+            return BadInput(path, f"{elf.type_name} file cannot be linked against", LinkErrorKind.NOT_RECOGNIZED)
         if is_archive(head):
             ar = IndexedArchive.open(path)
             return ArchiveFacts(
@@ -419,10 +420,10 @@ def read_facts(path: str) -> FileFacts:
         text = _read_script(path)
         return ScriptFacts(path, parse_linker_script(text, path))
     except InputFormatError as exc:
-        kind = "corrupt-input" if is_elf(head) or is_archive(head) else "not-recognized"
+        kind = LinkErrorKind.CORRUPT_INPUT if is_elf(head) or is_archive(head) else LinkErrorKind.NOT_RECOGNIZED
         return BadInput(path, exc.reason, kind)
     except OSError as exc:
-        return BadInput(path, f"cannot read: {exc.strerror or exc}", "missing-input")
+        return BadInput(path, f"cannot read: {exc.strerror or exc}", LinkErrorKind.MISSING_INPUT)
 
 
 class FactsCache:
@@ -436,7 +437,7 @@ class FactsCache:
         try:
             st = os.stat(path)
         except OSError as exc:
-            return BadInput(path, f"cannot open: {exc.strerror or exc}", "missing-input")
+            return BadInput(path, f"cannot open: {exc.strerror or exc}", LinkErrorKind.MISSING_INPUT)
         key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         found = self._by_key.get(key)
         if found is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ldscope.linker.frontend._options import LineItem, LinkOptions
+from ldscope.linker.frontend import LineItem, LinkOptions
 from ldscope.linker.inputs._facts import (
     DEFAULT_CACHE,
     ArchiveFacts,
@@ -27,6 +27,7 @@ from ldscope.linker.inputs._facts import (
     SharedFacts,
 )
 from ldscope.linker.inputs._searchdirs import with_sysroot
+from ldscope.vocab import LinkErrorKind
 
 _EMULATION_MACHINE = {
     "elf_x86_64": ("x86_64", 2), "elf_i386": ("i386", 1), "elf32_x86_64": ("x86_64", 1),
@@ -53,7 +54,7 @@ class Input:
     via_script: str | None = None
     found_by_search: bool = False
     tried: tuple[str, ...] = ()
-    problem: str | None = None  # missing-input | incompatible-input | corrupt-input | not-recognized
+    problem: LinkErrorKind | None = None  # MISSING_INPUT, INCOMPATIBLE_INPUT, CORRUPT_INPUT, NOT_RECOGNIZED
     detail: str | None = None
 
     @property
@@ -159,7 +160,7 @@ class _Resolver:
             depth: int = 0) -> None:
         """Add one input (expanding scripts in place)."""
         if path is None:
-            self.emit(Input(self.seq, position, spec, None, None, problem="missing-input",
+            self.emit(Input(self.seq, position, spec, None, None, problem=LinkErrorKind.MISSING_INPUT,
                             detail="cannot find " + spec, tried=tried, via_script=via,
                             groups=tuple(self.groups)), state)
             return
@@ -171,11 +172,11 @@ class _Resolver:
         problem = detail = None
         if isinstance(facts, BadInput):
             problem = facts.kind
-            detail = (f"cannot find {spec}" if facts.kind == "missing-input"
+            detail = (f"cannot find {spec}" if facts.kind == LinkErrorKind.MISSING_INPUT
                       else f"{path}: file not recognized: {facts.reason}")
         elif not self.compatible(facts):
             found = self.machine_of(facts)
-            problem = "incompatible-input"
+            problem = LinkErrorKind.INCOMPATIBLE_INPUT
             detail = (f"{path}: file in wrong format (built for {found[0]} {32 * found[1]}-bit, "
                       f"the link is for {self.target[0]} {32 * self.target[1]}-bit)"
                       if found and self.target else f"{path}: file in wrong format")
@@ -198,7 +199,7 @@ class _Resolver:
             return
         if script.rejected_by_ld:
             bad = next(u for u in script.unknown_details if not u.known_to_ld)
-            self.emit(Input(self.seq, position, spec, path, facts, problem="not-recognized",
+            self.emit(Input(self.seq, position, spec, path, facts, problem=LinkErrorKind.NOT_RECOGNIZED,
                             detail=f"{path}: file format not recognized; treating as linker script: "
                                    f"syntax error near {bad.text!r}", groups=tuple(self.groups)), state)
             return
