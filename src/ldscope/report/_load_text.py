@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
+from ldscope.explain import group_by_cause
 from ldscope.loader import LibraryResult, LoadReport, Problem
 from ldscope.vocab import FoundVia, ProblemKind, Severity
 
@@ -85,18 +84,19 @@ def _tree(report: LoadReport, verbose: bool, use_color: bool) -> list[str]:
 
 def render_problems(problems: list[Problem], verbose: bool, use_color: bool) -> list[str]:
     """Problems grouped by cause, most severe first, each with its evidence and near-misses."""
-    groups: OrderedDict[str, list[Problem]] = OrderedDict()
-    for p in sorted(problems, key=lambda p: Severity.rank_of(p.severity)):
-        groups.setdefault(p.cause or p.message, []).append(p)
-    plural = "s" if len(problems) != 1 else ""
-    lines = [f"{len(problems)} problem{plural}, {len(groups)} cause{'s' if len(groups) != 1 else ''}:"]
-    for _cause, members in groups.items():
-        first = members[0]
+    ordered = sorted(problems, key=lambda p: Severity.rank_of(p.severity))
+    groups = group_by_cause([("", ordered)])
+    count = sum(len(g.problems) for g in groups)
+    plural = "s" if count != 1 else ""
+    lines = [f"{count} problem{plural}, {len(groups)} cause{'s' if len(groups) != 1 else ''}:"]
+    for group in groups:
+        members = group.problems
+        first = group.root
         color = "red" if first.severity == Severity.ERROR else "yellow"
         tag = _style(f"{first.severity} [{first.when}]", color, use_color, True)
         if first.cause_summary:
-            count = f" ({len(members)} symbols)" if len(members) > 1 else ""
-            lines.append(f"  {tag} {first.cause_summary}{count}")
+            symbols = f" ({len(members)} symbols)" if len(members) > 1 else ""
+            lines.append(f"  {tag} {first.cause_summary}{symbols}")
         elif first.kind == ProblemKind.UNRESOLVED_SYMBOL and len(members) > 1:
             lines.append(f"  {tag} {first.file}: {len(members)} undefined symbols")
         else:

@@ -6,6 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from ldscope.explain import group_by_cause
 from ldscope.loader import ElfImage, LoadEnvironment, LoadReport, Problem
 from ldscope.scan._discover import Candidate
 from ldscope.vocab import FoundVia, ProblemKind, Severity, When
@@ -18,18 +19,14 @@ class Finding:
     """One root cause: its distinct problems and the scanned files it affects."""
 
     cause: str
-    severity: str
-    kind: str
+    severity: Severity
+    kind: ProblemKind
     title: str
     problems: tuple[Problem, ...]
     files: tuple[str, ...]
 
 
-def _problem_key(p: Problem) -> tuple[object, ...]:
-    return (p.kind, p.file, p.symbol, p.version, p.library, p.message)
-
-
-def _title(cause: str, problems: list[Problem]) -> str:
+def _title(problems: tuple[Problem, ...]) -> str:
     first = problems[0]
     if first.cause_summary:
         return first.cause_summary + (f" ({len(problems)} symbols)" if len(problems) > 1 else "")
@@ -43,47 +40,10 @@ def _title(cause: str, problems: list[Problem]) -> str:
 
 
 def collect_findings(reports: list[tuple[str, LoadReport]]) -> list[Finding]:
-    """Deduplicate problems across all loads and group them by cause."""
-    problems: dict[tuple[object, ...], Problem] = {}
-    affected: dict[tuple[object, ...], list[str]] = {}
-    consequence: dict[tuple[object, ...], str] = {}
-    for target, report in reports:
-        missing_by_file: dict[str, str] = {}
-        for p in report.problems:
-            if p.kind == ProblemKind.MISSING_LIBRARY and p.severity == Severity.ERROR:
-                missing_by_file.setdefault(p.file, p.cause or (p.kind + ":" + (p.library or p.message)))
-        for p in report.problems:
-            if p.severity == Severity.INFO:
-                continue
-            key = _problem_key(p)
-            problems.setdefault(key, p)
-            hit = affected.setdefault(key, [])
-            if target not in hit:
-                hit.append(target)
-            # ld.so stops at a missing library: a symbol of the file that needed it, found
-            # nowhere else, is that library's consequence (ldd -r lists both), not a cause.
-            if (p.kind == ProblemKind.UNRESOLVED_SYMBOL and p.file in missing_by_file and not p.near_misses
-                    and not p.cause_summary):
-                consequence.setdefault(key, missing_by_file[p.file])
-    groups: dict[str, list[tuple[object, ...]]] = {}
-    for key, p in problems.items():
-        cause = consequence.get(key) or p.cause or (p.kind + ":" + (p.library or p.message))
-        groups.setdefault(cause, []).append(key)
-    for keys in groups.values():
-        # The root cause first: it names the finding (kind, title).
-        keys.sort(key=lambda k: 0 if k not in consequence else 1)
-    findings = []
-    for cause, keys in groups.items():
-        members = [problems[k] for k in keys]
-        files: list[str] = []
-        for k in keys:
-            for f in affected[k]:
-                if f not in files:
-                    files.append(f)
-        severity = min((p.severity for p in members), key=Severity.rank_of)
-        findings.append(Finding(cause, severity, members[0].kind, _title(cause, members),
-                                tuple(members), tuple(files)))
-    return findings
+    """One finding per root cause over every load (information-only problems aside)."""
+    loads = [(target, [p for p in report.problems if p.severity != Severity.INFO]) for target, report in reports]
+    return [Finding(g.cause, g.severity, g.root.kind, _title(g.problems), g.problems, g.affected)
+            for g in group_by_cause(loads)]
 
 
 def environment_findings(
