@@ -22,7 +22,7 @@ def info(files: tuple[str, ...], output_format: str, output: str | None, verbose
     other files are still summarised.
     """
     from ldscope.inspect import describe
-    from ldscope.report import INFO_SCHEMA, dumps, render_info, to_jsonable
+    from ldscope.report import dumps, info_json, render_info
 
     results: list[Any] = []
     errors: list[dict[str, Any]] = []
@@ -33,7 +33,7 @@ def info(files: tuple[str, ...], output_format: str, output: str | None, verbose
             diagnose(exc.file, f"{exc.reason}" + (f" (at offset {exc.offset:#x})" if exc.offset else ""))
             errors.append({"file": exc.file, "offset": exc.offset, "reason": exc.reason})
     if output_format == "json":
-        text = dumps({"schema": INFO_SCHEMA, "files": to_jsonable(results), "errors": errors})
+        text = dumps(info_json(results, errors))
     else:
         text = "\n".join(render_info(r, verbose) for r in results)
     write_output(text, output)

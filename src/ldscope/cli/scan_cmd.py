@@ -59,7 +59,7 @@ def scan(
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error
     (a target that does not exist, a corrupt wheel).
     """
-    from ldscope.report import dumps, render_scan_text, scan_fails, scan_json, scan_junit, scan_sarif
+    from ldscope.report import dumps, render_scan_text, scan_json, scan_junit, scan_sarif
     from ldscope.scan import ScanSettings, run_scan
 
     check_env_assignments(env)
@@ -85,7 +85,7 @@ def scan(
     write_output(text, output)
     if result.errors:
         raise SystemExit(EXIT_INPUT_ERROR)
-    raise SystemExit(EXIT_FINDINGS if scan_fails(result, fail_on) else EXIT_CLEAN)
+    raise SystemExit(EXIT_FINDINGS if result.fails(fail_on) else EXIT_CLEAN)
 
 
 def _progress_bar() -> Callable[[int], None]:

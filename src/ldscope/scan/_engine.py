@@ -48,6 +48,13 @@ class ScanResult:
     errors: tuple[str, ...]  # targets that could not be scanned at all (exit 2)
     files_seen: int = 0
 
+    def fails(self, fail_on: str) -> bool:
+        """True if any finding is at or above the `--fail-on` severity ("never": never)."""
+        if fail_on == "never":
+            return False
+        limit = Severity(fail_on)
+        return any(Severity.rank_of(f.severity) <= limit.rank for f in self.findings)
+
     def summary(self) -> dict[str, object]:
         """Counts for the one-screen summary."""
         by_kind: dict[str, int] = {}

@@ -1,10 +1,19 @@
-"""Render `info` summaries as text a person reads."""
+"""`info` summaries as text a person reads, and as the `ldscope.info/1` JSON document."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from ldscope.inspect import ArchiveInfo, ElfInfo, FileInfo, ScriptInfo
+from ldscope.report._json import to_jsonable
 
 INFO_SCHEMA = "ldscope.info/1"
+
+
+def info_json(infos: Sequence[FileInfo], errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The `ldscope.info/1` JSON document: one summary per file read, one entry per file not."""
+    return {"schema": INFO_SCHEMA, "files": to_jsonable(list(infos)), "errors": [dict(e) for e in errors]}
 
 
 def render_info(info: FileInfo, verbose: bool = False) -> str:

@@ -1,0 +1,100 @@
+"""A link report as text: terse by default, the whole story with -v, the fix table with --ablate."""
+
+from __future__ import annotations
+
+from ldscope.analysis import LinkReport
+from ldscope.explain import LinkError
+from ldscope.fixes import Fix
+from ldscope.vocab import LinkErrorKind
+
+_LABEL = {"bfd": "GNU ld (bfd)", "gold": "GNU gold", "lld": "LLD", "mold": "mold"}
+
+
+def _error_text(e: LinkError, verbose: bool) -> list[str]:
+    head = f"{'error' if e.shown else 'error (after a fatal one: not printed by the linker)'}: {e.kind}"
+    if e.symbol:
+        head += f"  {e.versioned or e.symbol}"
+        if e.demangled:
+            head += f"  [{e.demangled}]"
+    lines = [head]
+    lines += [f"  | {m}" for m in e.message.splitlines()]
+    if e.explanation:
+        lines.append(f"  why: {e.explanation}")
+    if verbose and e.defined_in:
+        lines.append("  defined in:")
+        lines += [f"    - {d.where} [{d.status}]: {d.detail}" for d in e.defined_in]
+    if e.near_misses:
+        lines.append("  near misses:")
+        for m in e.near_misses[: (5 if verbose else 2)]:
+            lines.append(f"    - {m.file}: {m.demangled or m.symbol} ({m.kind})")
+            lines += [f"        {d}" for d in m.differences[:4]]
+    return lines
+
+
+def _fix_line(f: Fix) -> str:
+    mark = "✓" if f.fixes_alone else ("+" if f.in_combination else "✗")
+    conf = "" if f.confirmed is None else ("  [confirmed by the real linker]" if f.confirmed
+                                           else "  [the real linker disagrees]")
+    return f"  {mark} {f.id}: {f.description} — {f.reason}{conf}"
+
+
+def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = False) -> str:
+    """Human-readable report."""
+    label = _LABEL.get(report.linker, report.linker)
+    shown = [e for e in report.errors if e.shown and e.kind != LinkErrorKind.UNDEFINED_WARNING]
+    verdict = "links" if report.links else f"FAILS ({len(shown)} error{'s' if len(shown) != 1 else ''})"
+    lines = [f"ldscope link: {label}, {report.output_kind} — the link {verdict}"
+             + ("  (partial: some inputs could not be read)" if report.partial else "")]
+    if verbose:
+        lines.append(f"  line ({report.source}): {' '.join(report.argv)}")
+    for e in report.errors:
+        if not e.shown and not verbose:
+            continue
+        lines.append("")
+        lines += _error_text(e, verbose)
+    hidden = sum(1 for e in report.errors if not e.shown)
+    if hidden and not verbose:
+        lines.append(f"\n({hidden} more found after the linker's first fatal error; -v shows them)")
+    if report.fixes:
+        lines.append("")
+        lines.append("fixes (each simulated with the same linker):")
+        fixing = [f for f in report.fixes if f.fixes_alone or f.in_combination]
+        rest = [f for f in report.fixes if not (f.fixes_alone or f.in_combination)]
+        lines += [_fix_line(f) for f in fixing]
+        if ablate or verbose:
+            lines += [_fix_line(f) for f in rest]
+        elif rest:
+            lines.append(f"  ({len(rest)} other candidate(s) do not fix it; --ablate lists them)")
+    if ablate and report.fixes:
+        lines.append("")
+        lines += ablation_table(report.fixes)
+    if report.confirmation is not None:
+        c = report.confirmation
+        real = "not run" if c.links is None else ("links" if c.links else f"fails (exit {c.exit_status})")
+        agree = "" if c.agrees is None else ("; agrees with the prediction" if c.agrees else "; DISAGREES with the prediction")
+        lines.append(f"\nconfirmed with {c.program}: {real}{agree}")
+    if verbose and report.trace:
+        lines.append("\ntrace:")
+        for t in report.trace:
+            pos = f" (argument {t.argument_index})" if t.argument_index is not None else ""
+            why = f" for `{t.symbol}'" if t.symbol else ""
+            by = f" referenced by {t.by}" if t.by else ""
+            lines.append(f"  {t.action}: {t.target}{pos}{why}{by}")
+    for w in report.warnings:
+        lines.append(f"warning: {w}")
+    if verbose:
+        lines += [f"note: {n}" for n in report.notes]
+    else:
+        lines += [f"note: {n}" for n in report.notes if "only because" in n or "partial" in n]
+    return "\n".join(lines) + "\n"
+
+
+def ablation_table(fixes: tuple[Fix, ...]) -> list[str]:
+    """One row per candidate: alone, in combination, remaining errors, confirmation."""
+    rows = [("id", "alone", "combined", "left", "confirmed", "candidate")]
+    for f in fixes:
+        conf = "-" if f.confirmed is None else ("yes" if f.confirmed else "NO")
+        rows.append((f.id, "yes" if f.fixes_alone else "no", "yes" if f.in_combination else "no",
+                     str(f.remaining_errors), conf, f.description))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return ["  ".join(c.ljust(widths[i]) if i < 5 else c for i, c in enumerate(r)) for r in rows]

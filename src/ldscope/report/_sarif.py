@@ -1,0 +1,195 @@
+"""SARIF 2.1.0, the one writer: scan findings and link errors become results of rules taken
+from one table per vocabulary (every ProblemKind and every LinkErrorKind has its rule)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ldscope import __version__
+from ldscope.analysis import LinkReport
+from ldscope.report._link_json import LINK_SCHEMA
+from ldscope.scan import ScanResult
+from ldscope.vocab import LinkErrorKind, ProblemKind, Severity
+
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+
+# What each kind of finding means, as a rule's short description.
+PROBLEM_RULES: dict[ProblemKind, str] = {
+    ProblemKind.MISSING_LIBRARY: "A DT_NEEDED library is not found on the loader's search path.",
+    ProblemKind.MISSING_VERSION: "A required symbol version node is not defined by the library found.",
+    ProblemKind.UNRESOLVED_SYMBOL: "A referenced symbol is defined by no object in the load scope.",
+    ProblemKind.UNREADABLE_FILE: "A file could not be read or is not a valid ELF file.",
+    ProblemKind.MISSING_INTERPRETER: "The program interpreter (PT_INTERP) does not exist.",
+    ProblemKind.WRONG_ARCHITECTURE: "A library of the wrong class, byte order or machine.",
+    ProblemKind.NO_VERSION_INFORMATION: "A library required with versions defines none.",
+    ProblemKind.LOADER_ASSERTION: "ld.so aborts with an assertion (a versioned reference to a library without symbol versioning).",
+    ProblemKind.INTERPOSITION: "A reference binds to another library than the one it was linked against.",
+    ProblemKind.SECURE_MODE: "A set-user-ID or set-group-ID program: ld.so ignores LD_LIBRARY_PATH and $ORIGIN.",
+    ProblemKind.ASSUMED_LOADED: "A library is found only because another one is loaded first.",
+    ProblemKind.DUPLICATE_SONAME: "Two different files share one SONAME.",
+    ProblemKind.FOUND_VIA_VARIABLE: "A library is found only through LD_LIBRARY_PATH.",
+}
+LINK_RULES: dict[LinkErrorKind, str] = {
+    LinkErrorKind.UNDEFINED_REFERENCE: "A symbol an object references is defined nowhere in the link.",
+    LinkErrorKind.UNDEFINED_WARNING: "An undefined reference the line turns into a warning.",
+    LinkErrorKind.SHLIB_UNDEFINED: "A symbol an input shared library references is defined nowhere in the link.",
+    LinkErrorKind.DSO_MISSING: "A symbol is defined only in a library reached through another library's DT_NEEDED.",
+    LinkErrorKind.MULTIPLE_DEFINITION: "A symbol is defined strongly more than once.",
+    LinkErrorKind.REQUIRED_UNDEFINED: "A --require-defined symbol is defined nowhere.",
+    LinkErrorKind.MISSING_INPUT: "An input file or -l library is not found.",
+    LinkErrorKind.INCOMPATIBLE_INPUT: "An input is built for another machine or class.",
+    LinkErrorKind.NOT_RECOGNIZED: "An input is not an object, archive, shared library or linker script.",
+    LinkErrorKind.CORRUPT_INPUT: "An input (or an archive member) cannot be read.",
+    LinkErrorKind.ARCHIVE_NO_INDEX: "An archive has no symbol index (run ranlib).",
+    LinkErrorKind.UNKNOWN_OPTION: "The linker does not accept an option on the line.",
+    LinkErrorKind.UNSUPPORTED_OPTION: "The linker accepts an option but cannot do what it asks here.",
+}
+_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+@dataclass(frozen=True, slots=True)
+class SarifResult:
+    """One result: the rule (a kind), its level, a message and where."""
+
+    rule: str
+    level: str  # error | warning | note
+    message: str
+    locations: tuple[dict[str, Any], ...]
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    properties: Mapping[str, Any] = field(default_factory=dict)
+
+
+def level_of(severity: str) -> str:
+    """The SARIF level of a severity (info is a note)."""
+    try:
+        return _LEVELS[Severity(severity)]
+    except ValueError:
+        return "note"
+
+
+def rule_name(kind: str) -> str:
+    """`missing-library` -> `MissingLibrary` (SARIF's reportingDescriptor.name)."""
+    return "".join(part.capitalize() for part in kind.split("-"))
+
+
+def sarif_document(results: Sequence[SarifResult], descriptions: Mapping[Any, str],
+                   uri_bases: Sequence[tuple[str, str]] = (), run_properties: Mapping[str, Any] | None = None,
+                   ) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run: one rule per kind the results use (described from
+    `descriptions`), each result pointing at its rule; `uri_bases` are (id, directory)."""
+    kinds = sorted({r.rule for r in results})
+    rules = [{"id": k, "name": rule_name(k), "shortDescription": {"text": descriptions.get(k, k)}} for k in kinds]
+    out_results = []
+    for r in results:
+        item: dict[str, Any] = {"ruleId": r.rule, "ruleIndex": kinds.index(r.rule), "level": r.level,
+                                "message": {"text": r.message}, "locations": list(r.locations)}
+        if r.fingerprints:
+            item["partialFingerprints"] = dict(r.fingerprints)
+        if r.properties:
+            item["properties"] = dict(r.properties)
+        out_results.append(item)
+    run: dict[str, Any] = {"tool": {"driver": {"name": "ldscope", "version": __version__, "rules": rules}}}
+    if uri_bases:
+        run["originalUriBaseIds"] = {base_id: {"uri": "file://" + base.rstrip("/") + "/"} for base_id, base in uri_bases}
+    run["results"] = out_results
+    if run_properties:
+        run["properties"] = dict(run_properties)
+    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def file_uri(path: str, cwd: str) -> str:
+    """An absolute file:// URI for a path (relative ones against `cwd`)."""
+    full = path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd, path))
+    return "file://" + full
+
+
+# ------------------------------------------------------------------ scan
+def _uri_bases(result: ScanResult) -> list[tuple[str, str]]:
+    """(uriBaseId, directory) per distinct target base: TARGET, TARGET_2, ..."""
+    bases: list[str] = []
+    for t in result.targets:
+        base = (t.path if os.path.isdir(t.path) else os.path.dirname(t.path)).rstrip("/") or "/"
+        if base not in bases:
+            bases.append(base)
+    return [("TARGET" if i == 0 else f"TARGET_{i + 1}", b) for i, b in enumerate(bases)]
+
+
+def _artifact(path: str, bases: list[tuple[str, str]]) -> dict[str, str]:
+    """An artifactLocation relative to the (deepest) target base holding the path; a path
+    outside every target (a system library a finding names) keeps its absolute file URI."""
+    best: tuple[str, str] | None = None
+    for base_id, base in bases:
+        prefix = base.rstrip("/") + "/"
+        if path.startswith(prefix) and (best is None or len(base) > len(best[1])):
+            best = (base_id, base)
+    if best is None:
+        return {"uri": "file://" + path}
+    return {"uri": path[len(best[1].rstrip("/")) + 1:], "uriBaseId": best[0]}
+
+
+def _wheel_members(result: ScanResult) -> list[tuple[str, str]]:
+    """(wheel path, member name) of every wheel target, longest names first."""
+    import zipfile
+
+    out: list[tuple[str, str]] = []
+    for t in result.targets:
+        if t.kind != "wheel":
+            continue
+        try:
+            with zipfile.ZipFile(t.path) as zf:
+                out.extend((t.path, n) for n in zf.namelist() if not n.endswith("/"))
+        except (zipfile.BadZipFile, OSError, ValueError):
+            continue
+    return sorted(out, key=lambda m: -len(m[1]))
+
+
+def _location(path: str, bases: list[tuple[str, str]], members: list[tuple[str, str]]) -> dict[str, Any]:
+    """A SARIF location: a file of a target, or for a wheel member (read in place and shown
+    where it would be installed) the wheel file itself, the member as a logical location."""
+    for wheel, member in members:
+        if path.endswith("/" + member):
+            return {"physicalLocation": {"artifactLocation": _artifact(wheel, bases)},
+                    "logicalLocations": [{"fullyQualifiedName": member}]}
+    return {"physicalLocation": {"artifactLocation": _artifact(path, bases)}}
+
+
+def scan_sarif(result: ScanResult) -> dict[str, Any]:
+    """One result per finding and file affected, at the file (or the wheel holding it)."""
+    members = _wheel_members(result)
+    bases = _uri_bases(result)
+    results = []
+    for f in result.findings:
+        details = "; ".join((p.symbol or p.library or p.message) for p in f.problems[:10])
+        near = next((n.explanation for p in f.problems for n in p.near_misses), None)
+        text = f.title + (f" — {details}" if details and details != f.title else "")
+        if near:
+            text += f" — near-miss: {near}"
+        for path in f.files[:50]:
+            results.append(SarifResult(f.kind, level_of(f.severity), text, (_location(path, bases, members),),
+                                       {"ldscopeCause": f.cause}))
+    return sarif_document(results, PROBLEM_RULES, bases or [("TARGET", "/")])
+
+
+# ------------------------------------------------------------------ link
+def link_sarif(report: LinkReport) -> dict[str, Any]:
+    """One result per error the linker would print, at the referencing input."""
+    results = []
+    for e in report.errors:
+        if not e.shown:
+            continue
+        target = e.referenced_by or (e.defined_in[0].where if e.defined_in else None)
+        loc: dict[str, Any] = {}
+        if target:
+            path = target.split("(", 1)[0] if target.endswith(")") else target
+            loc["physicalLocation"] = {"artifactLocation": {"uri": file_uri(path, report.cwd)}}
+        if e.symbol:
+            loc["logicalLocations"] = [{"name": e.symbol, "fullyQualifiedName": e.demangled or e.symbol,
+                                        "kind": "function"}]
+        level = "warning" if e.kind == LinkErrorKind.UNDEFINED_WARNING else "error"
+        results.append(SarifResult(e.kind, level, f"{e.message}\n{e.explanation}".strip(), (loc,) if loc else (),
+                                   properties={"argument_index": e.argument_index, "linker": report.linker}))
+    return sarif_document(results, LINK_RULES,
+                          run_properties={"links": report.links, "partial": report.partial, "schema": LINK_SCHEMA})
