@@ -21,7 +21,7 @@ def info(files: tuple[str, ...], output_format: str, output: str | None, verbose
     A malformed or unreadable file gets a one-line diagnostic and exit status 2; the
     other files are still summarised.
     """
-    from ldscope.inspect import describe
+    from ldscope.inspection import describe
     from ldscope.report import dumps, info_json, render_info
 
     results: list[Any] = []

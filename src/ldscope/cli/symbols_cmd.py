@@ -59,7 +59,7 @@ def symbols(
             pattern = re.compile(grep)
         except re.error as exc:
             raise click.BadParameter(f"not a valid regular expression: {exc}", param_hint="--grep") from None
-    from ldscope.inspect import ListingOptions, TableListing, collect_listings
+    from ldscope.inspection import ListingOptions, TableListing, collect_listings
     from ldscope.report import dumps, render_symbols_text, symbols_json
 
     options = ListingOptions(table, defined_only, undefined_only, demangle, pattern)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ldscope.inspect import ArchiveInfo, ElfInfo, FileInfo, ScriptInfo
+from ldscope.inspection import ArchiveInfo, ElfInfo, FileInfo, ScriptInfo
 from ldscope.report._json import to_jsonable
 
 INFO_SCHEMA = "ldscope.info/1"

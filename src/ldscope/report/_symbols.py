@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ldscope.elf import format_versioned_name
-from ldscope.inspect import SymbolRow, TableListing
+from ldscope.inspection import SymbolRow, TableListing
 
 SYMBOLS_SCHEMA = "ldscope.symbols/1"
 

@@ -1,13 +1,27 @@
-"""What differs between GNU ld (bfd), gold, lld and mold, as measured against the real tools."""
+"""What differs between GNU ld (bfd), gold, lld and mold: one record per linker, read from
+`linker/data/policies.json` (the measurements behind each field are in docs/fidelity.md)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
+from importlib.resources import files
+
+_LABELS = {"bfd": "GNU ld (bfd)", "gold": "GNU gold", "lld": "LLD", "mold": "mold"}
+# The values each rule-naming field may take (the engines test for exactly these).
+_CHOICES = {
+    "missing_input": {"stop-after-open", "continue", "stop", "first-fatal"},
+    "no_index": {"fatal", "skip", "read-members"},
+    "shlib_check": {"all", "known-needed", "known-needed-nonsystem", "none"},
+    "binding_rule": {"any-strong", "regular", "first-ref"},
+    "versioned_shlib_refs": {"versioned", "ignore", "plain"},
+}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Policy:
-    """One linker's resolution rules (see docs/fidelity.md for the experiments behind them)."""
+    """One linker's resolution rules."""
 
     name: str
     ordered: bool  # archives scanned left to right once (bfd, gold) vs. order-free (lld, mold)
@@ -30,15 +44,24 @@ class Policy:
     @property
     def label(self) -> str:
         """How the linker calls itself in messages."""
-        return {"bfd": "GNU ld (bfd)", "gold": "GNU gold", "lld": "LLD", "mold": "mold"}[self.name]
+        return _LABELS[self.name]
 
 
-BFD = Policy("bfd", True, True, True, True, True, "stop-after-open", "fatal", "all", True, None,
-             "ld.bfd", False, True, True, "any-strong", "versioned")
-GOLD = Policy("gold", True, False, False, False, False, "continue", "skip", "known-needed-nonsystem",
-              True, None, "ld.gold", False, True, True, "first-ref", "versioned")
-LLD = Policy("lld", False, False, True, False, False, "stop", "read-members", "known-needed", True,
-             20, "ld.lld", True, False, False, "regular", "ignore")
-MOLD = Policy("mold", False, False, True, False, False, "first-fatal", "read-members", "none", False,
-              None, "mold", True, False, False, "any-strong", "plain")
-POLICIES = {p.name: p for p in (BFD, GOLD, LLD, MOLD)}
+def _load() -> dict[str, Policy]:
+    raw = json.loads((files("ldscope.linker") / "data" / "policies.json").read_text(encoding="utf-8"))
+    fields = {f.name for f in dataclasses.fields(Policy)} - {"name"}
+    policies: dict[str, Policy] = {}
+    for name, values in raw.items():
+        if name.startswith("_"):
+            continue
+        if set(values) != fields:
+            raise ValueError(f"policies.json: {name}: fields {sorted(set(values) ^ fields)} missing or unknown")
+        for key, allowed in _CHOICES.items():
+            if values[key] not in allowed:
+                raise ValueError(f"policies.json: {name}: {key} is {values[key]!r}, not one of {sorted(allowed)}")
+        policies[name] = Policy(name=name, **values)
+    return policies
+
+
+POLICIES: dict[str, Policy] = _load()
+BFD, GOLD, LLD, MOLD = (POLICIES[n] for n in ("bfd", "gold", "lld", "mold"))

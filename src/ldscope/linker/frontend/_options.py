@@ -7,73 +7,49 @@ ignored, and unknown options pass through with a warning. Options take one or tw
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.resources import files
 
-# Options (long names, without dashes) whose argument may be the next word.
-_LONG_WITH_ARG = frozenset((
-    "architecture", "format", "mri-script", "entry", "auxiliary", "filter", "gpsize", "soname",
-    "dynamic-linker", "library", "library-path", "output", "just-symbols", "trace-symbol",
-    "undefined", "require-defined", "script", "dT", "default-script", "Map", "defsym",
-    "dynamic-list", "version-script", "rpath", "rpath-link", "wrap", "exclude-libs",
-    "retain-symbols-file", "section-start", "Tbss", "Tdata", "Ttext", "Ttext-segment",
-    "Trodata-segment", "Tldata-segment", "plugin", "plugin-opt", "error-limit", "thread-count",
-    "audit", "depaudit", "init", "fini", "oformat", "image-base", "dependency-file", "assert",
-    "sysroot", "hash-style", "unresolved-symbols", "build-id", "compress-debug-sections",
-    "export-dynamic-symbol", "export-dynamic-symbol-list", "dynamic-list-data", "icf",
-    "version-exports-section", "task-link", "spare-dynamic-tags", "sort-section", "mllvm",
-    "lto-O", "lto-partitions", "emit-relocs-for", "package-metadata", "O", "m", "soname",
-    "z", "R", "Y", "y", "a", "A", "b", "c", "e", "f", "F", "G", "h", "I", "l", "L", "o", "P", "T",
-    "u", "chroot", "why-extract", "warn-symbol-type", "plugin-opt", "symbol-ordering-file",
-    "call-graph-ordering-file", "pack-dyn-relocs", "z-separate", "sectalign",
-    "orphan-handling", "unique", "print-symbol-counts", "run-after-link",
-))  # fmt: skip
-# Long flags that take no argument (accepted quietly).
-_LONG_FLAGS = frozenset((
-    "eh-frame-hdr", "no-eh-frame-hdr", "build-id", "export-dynamic", "no-export-dynamic",
-    "gc-sections", "no-gc-sections", "print-gc-sections", "strip-all", "strip-debug", "s", "S",
-    "relax", "no-relax", "enable-new-dtags", "disable-new-dtags", "demangle", "no-demangle",
-    "fatal-warnings", "no-fatal-warnings", "warn-common", "warn-once", "warn-constructors",
-    "warn-execstack", "no-warn-execstack", "warn-rwx-segments", "no-warn-rwx-segments",
-    "warn-textrel", "verbose", "version", "v", "V", "trace", "t", "M", "print-map", "nostdlib",
-    "Bsymbolic", "Bsymbolic-functions", "Bno-symbolic", "Bgroup", "no-undefined-version",
-    "undefined-version", "discard-all", "discard-locals", "x", "X", "d", "dc", "dp", "E",
-    "N", "n", "omagic", "nmagic", "no-omagic", "q", "emit-relocs", "g", "i", "r",
-    "relocatable", "shared", "Bshareable", "pie", "pic-executable", "no-pie", "static",
-    "no-undefined", "allow-shlib-undefined", "no-allow-shlib-undefined", "warn-backrefs",
-    "allow-multiple-definition", "warn-unresolved-symbols", "error-unresolved-symbols",
-    "as-needed", "no-as-needed", "whole-archive", "no-whole-archive", "copy-dt-needed-entries",
-    "no-copy-dt-needed-entries", "add-needed", "no-add-needed", "start-group", "end-group",
-    "push-state", "pop-state", "Bstatic", "Bdynamic", "dn", "dy", "non_shared", "call_shared",
-    "no-keep-memory", "reduce-memory-overheads", "stats", "no-print-gc-sections", "color-diagnostics",
-    "no-color-diagnostics", "threads", "no-threads", "icf=all", "ignore-data-address-equality",
-    "no-dynamic-linker", "no-rosegment", "rosegment", "pack-dyn-relocs", "use-android-relr-tags",
-    "noinhibit-exec", "check-sections", "no-check-sections", "define-common", "no-define-common",
-    "sort-common", "no-ld-generated-unwind-info", "ld-generated-unwind-info", "detect-odr-violations",
-    "no-warn-mismatch", "warn-mismatch", "no-warn-search-mismatch", "long-plt", "no-long-plt",
-    "apply-dynamic-relocs", "start-lib", "end-lib", "why-extract", "print-archive-stats",
-    "dependency-file", "help", "be-quiet", "no-be-quiet", "Qy", "error-handling-script",
-    "no-error-limit", "fix-cortex-a53-843419", "EB", "EL", "qmagic", "Ur", "cref", "trace",
-    "no-warnings", "w", "undefined-glob", "enable-non-contiguous-regions", "ctf-variables",
-    "no-ctf-variables", "hash-size", "compress-debug-sections", "ignore-function-address-equality",
-    "no-gnu-unique", "gdb-index", "no-gdb-index", "perf", "quick-exit", "no-quick-exit",
-))  # fmt: skip
-# Single letters whose argument may be joined (-Lx) or the next word (-L x).
-_SHORT_WITH_ARG = frozenset("aAbcefFGhIlLmoOPRTuyYz")
-_ALIASES = {
-    "library": "l", "library-path": "L", "output": "o", "entry": "e", "undefined": "u",
-    "script": "T", "soname": "h", "trace-symbol": "y", "dynamic-linker": "I",
-    "just-symbols": "R", "Bshareable": "shared", "pic-executable": "pie", "dn": "Bstatic",
-    "non_shared": "Bstatic", "dy": "Bdynamic", "call_shared": "Bdynamic",
-    "add-needed": "copy-dt-needed-entries", "no-add-needed": "no-copy-dt-needed-entries",
-    "relocatable": "r", "i": "r", "(": "start-group", ")": "end-group", "format": "b",
-    "mri-script": "c", "auxiliary": "f", "filter": "F", "gpsize": "G", "depaudit": "P",
-    "architecture": "A",
-}
-STATE_FLAGS = frozenset((
-    "as-needed", "no-as-needed", "whole-archive", "no-whole-archive", "copy-dt-needed-entries",
-    "no-copy-dt-needed-entries", "Bstatic", "Bdynamic", "static", "start-group", "end-group",
-    "push-state", "pop-state",
-))  # fmt: skip
+
+@dataclass(frozen=True, slots=True)
+class _OptionTable:
+    """data/options.json, read once."""
+
+    takes_argument: frozenset[str]
+    flags: frozenset[str]
+    short_with_argument: frozenset[str]
+    single_dash_long: frozenset[str]
+    optional_argument: frozenset[str]
+    ignored_prefixes: tuple[str, ...]
+    aliases: dict[str, str]
+    state_flags: frozenset[str]
+    effects: dict[str, tuple[object, ...]]
+    z_keywords: dict[str, tuple[str, object]]
+    unsupported: dict[str, frozenset[str]]
+
+
+def _load_table() -> _OptionTable:
+    raw = json.loads((files("ldscope.linker") / "data" / "options.json").read_text(encoding="utf-8"))
+    table = _OptionTable(
+        frozenset(raw["takes_argument"]), frozenset(raw["flags"]), frozenset(raw["short_with_argument"]),
+        frozenset(raw["single_dash_long"]), frozenset(raw["optional_argument"]), tuple(raw["ignored_prefixes"]),
+        dict(raw["aliases"]), frozenset(raw["state_flags"]),
+        {k: tuple(v) for k, v in raw["effects"].items()},
+        {k: (v[0], v[1]) for k, v in raw["z_keywords"].items()},
+        {k: frozenset(v) for k, v in raw["unsupported"].items()},
+    )
+    fields = set(LinkOptions.__dataclass_fields__)
+    for name, effect in table.effects.items():
+        action = effect[0]
+        if action not in _ACTIONS or (len(effect) > 1 and effect[1] not in fields and action != "item"):
+            raise ValueError(f"options.json: option {name}: unknown effect {effect}")
+    return table
+
+
+_ACTIONS = frozenset({"item", "search-dir", "z-keyword", "set", "flag", "append", "append-name",
+                      "append-path-list", "set-count"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +120,15 @@ def _split_long(word: str) -> tuple[str, str | None]:
     return body, None
 
 
-def _canonical(name: str) -> str:
-    return _ALIASES.get(name, name)
+@lru_cache(maxsize=1)
+def option_table() -> _OptionTable:
+    """The option table (data/options.json), read on first use."""
+    return _load_table()
 
 
 def parse_linker_argv(argv: list[str] | tuple[str, ...]) -> ParsedLine:
     """Split a raw linker command line (argv[0] is the linker) into items and options."""
+    table = option_table()
     opts = LinkOptions()
     items: list[LineItem] = []
     warnings: list[str] = []
@@ -163,32 +142,18 @@ def parse_linker_argv(argv: list[str] | tuple[str, ...]) -> ParsedLine:
             items.append(LineItem("file", word, pos, word))
             continue
         if word in ("-(", "-)"):
-            items.append(LineItem("state", _canonical(word[1:]), pos, word))
+            items.append(LineItem("state", table.aliases.get(word[1:], word[1:]), pos, word))
             continue
-        name: str
-        value: str | None
-        if word.startswith("--"):
-            name, value = _split_long(word)
-        else:
-            name, value = _split_long(word)
-            if name == "fuse-ld":
-                opts.fuse_ld = value
-                continue
-            if name not in _LONG_WITH_ARG and name not in _LONG_FLAGS and not _is_long_single(name):
-                letter = name[0]
-                if letter in _SHORT_WITH_ARG:
-                    rest = word[2:]
-                    if rest:
-                        value = rest
-                    name = letter
-                else:
-                    name = word[1:]
-        canon = _canonical(name)
+        name, value = _option_name(word, table)
+        if name == "fuse-ld" and not word.startswith("--"):
+            opts.fuse_ld = value
+            continue
+        canon = table.aliases.get(name, name)
         opts.seen.append((name, pos, word))
-        takes_arg = name in _LONG_WITH_ARG or canon in _LONG_WITH_ARG or (
-            len(name) == 1 and name in _SHORT_WITH_ARG)
+        takes_arg = name in table.takes_argument or canon in table.takes_argument or (
+            len(name) == 1 and name in table.short_with_argument)
         if takes_arg and value is None:
-            if canon in ("build-id", "hash-style", "compress-debug-sections", "threads", "icf"):
+            if canon in table.optional_argument:
                 value = ""
             elif i < n:
                 value = argv[i]
@@ -197,108 +162,63 @@ def parse_linker_argv(argv: list[str] | tuple[str, ...]) -> ParsedLine:
                 warnings.append(f"option {word} at argument {pos} is missing its argument")
                 value = ""
         text = word if i == pos + 1 else f"{word} {argv[pos + 1]}"
-        _apply(opts, items, canon, value, pos, text, word, warnings)
+        if not _apply(opts, items, table, canon, value or "", pos, text):
+            opts.unknown.append((word, pos))
+            warnings.append(f"unknown option {word} (argument {pos}) passed through")
     return ParsedLine(tuple(argv), tuple(items), opts, tuple(warnings))
 
 
-def _is_long_single(name: str) -> bool:
-    """Single-dash long options ld accepts besides the table (e.g. -rpath-link, -soname)."""
-    return name.split("=", 1)[0] in ("rpath-link", "soname", "rpath", "shared", "static", "pie")
+def _option_name(word: str, table: _OptionTable) -> tuple[str, str | None]:
+    """(option name, joined value or None): `--name=value`, `-name`, or a short option with
+    its argument joined (`-Lx`)."""
+    name, value = _split_long(word)
+    if word.startswith("--") or name == "fuse-ld":
+        return name, value
+    if name in table.takes_argument or name in table.flags or name.split("=", 1)[0] in table.single_dash_long:
+        return name, value
+    letter = name[0]
+    if letter in table.short_with_argument:
+        return letter, word[2:] or value
+    return word[1:], value
 
 
-def _apply(opts: LinkOptions, items: list[LineItem], name: str, value: str | None, pos: int,
-           text: str, word: str, warnings: list[str]) -> None:
-    """Record one option's effect."""
-    v = value or ""
-    if name in STATE_FLAGS:
+def _apply(opts: LinkOptions, items: list[LineItem], table: _OptionTable, name: str, value: str, pos: int,
+           text: str) -> bool:
+    """Record one option's effect; False for an option the table does not know."""
+    if name in table.state_flags:
         if name == "static":
             opts.static = True
         items.append(LineItem("state", name, pos, text))
-    elif name == "l":
-        items.append(LineItem("lib", v, pos, text))
-    elif name == "T":
-        items.append(LineItem("script", v, pos, text))
-    elif name == "L":
-        opts.library_paths.append((v, pos))
-    elif name == "o":
-        opts.output = v
-    elif name == "shared":
-        opts.shared = True
-    elif name == "pie":
-        opts.pie = True
-    elif name == "no-pie":
-        opts.pie = False
-    elif name == "r":
-        opts.relocatable = True
-    elif name == "no-undefined":
-        opts.no_undefined = True
-    elif name == "z":
-        _apply_z(opts, v)
-    elif name == "allow-shlib-undefined":
-        opts.allow_shlib_undefined = True
-    elif name == "no-allow-shlib-undefined":
-        opts.allow_shlib_undefined = False
-    elif name == "unresolved-symbols":
-        opts.unresolved_symbols = v
-    elif name == "warn-unresolved-symbols":
-        opts.warn_unresolved = True
-    elif name == "error-unresolved-symbols":
-        opts.warn_unresolved = False
-    elif name == "u":
-        opts.undefined.append(v)
-    elif name == "require-defined":
-        opts.require_defined.append(v)
-    elif name == "e":
-        opts.entry = v
-    elif name == "sysroot":
-        opts.sysroot = v
-    elif name == "rpath" or name == "R":
-        opts.rpath.extend(p for p in v.split(":") if p)
-    elif name == "rpath-link":
-        opts.rpath_link.extend(p for p in v.split(":") if p)
-    elif name == "h":
-        opts.soname = v
-    elif name == "nostdlib":
-        opts.nostdlib = True
-    elif name == "error-limit":
-        opts.error_limit = int(v) if v.isdigit() else opts.error_limit
-    elif name == "no-error-limit":
-        opts.error_limit = 0
-    elif name == "defsym":
-        opts.defsym.append(v.split("=", 1)[0])
-    elif name == "wrap":
-        opts.wrap.append(v)
-    elif name == "gc-sections":
-        opts.gc_sections = True
-    elif name == "no-gc-sections":
-        opts.gc_sections = False
-    elif name == "allow-multiple-definition":
-        opts.allow_multiple_definition = True
-    elif name == "fatal-warnings":
-        opts.fatal_warnings = True
-    elif name == "warn-backrefs":
-        opts.warn_backrefs = True
-    elif name == "m":
-        opts.emulation = v
-    elif name == "noinhibit-exec":
-        opts.noinhibit_exec = True
-    elif name == "I":
-        opts.dynamic_linker = v
-    elif name in _LONG_WITH_ARG or name in _LONG_FLAGS or (len(name) == 1 and name in _SHORT_WITH_ARG) or name.startswith(("plugin", "mllvm", "lto-", "thinlto", "O", "hash-style", "build-id")):
-        return
-    else:
-        opts.unknown.append((word, pos))
-        warnings.append(f"unknown option {word} (argument {pos}) passed through")
-
-
-def _apply_z(opts: LinkOptions, keyword: str) -> None:
-    opts.z_keywords.append(keyword)
-    if keyword == "defs":
-        opts.no_undefined = True
-    elif keyword == "undefs":
-        opts.no_undefined = False
-    elif keyword == "muldefs":
-        opts.allow_multiple_definition = True
+        return True
+    effect = table.effects.get(name)
+    if effect is None:
+        return (name in table.takes_argument or name in table.flags
+                or (len(name) == 1 and name in table.short_with_argument) or name.startswith(table.ignored_prefixes))
+    action = effect[0]
+    target = str(effect[1]) if len(effect) > 1 else ""
+    if action == "item":
+        items.append(LineItem(target, value, pos, text))
+    elif action == "search-dir":
+        opts.library_paths.append((value, pos))
+    elif action == "z-keyword":
+        opts.z_keywords.append(value)
+        if value in table.z_keywords:
+            field_name, setting = table.z_keywords[value]
+            setattr(opts, field_name, setting)
+    elif action == "set":
+        setattr(opts, target, value)
+    elif action == "flag":
+        setattr(opts, target, effect[2])
+    elif action == "set-count":
+        if value.isdigit():
+            setattr(opts, target, int(value))
+    elif action == "append":
+        getattr(opts, target).append(value)
+    elif action == "append-name":
+        getattr(opts, target).append(value.split("=", 1)[0])
+    elif action == "append-path-list":
+        getattr(opts, target).extend(p for p in value.split(":") if p)
+    return True
 
 
 def output_kind(opts: LinkOptions, default_pie: bool = False) -> str:
@@ -312,19 +232,7 @@ def output_kind(opts: LinkOptions, default_pie: bool = False) -> str:
     return "exec"
 
 
-# Options a linker refuses ("unknown argument"), measured with each linker here.
-UNSUPPORTED = {
-    "bfd": frozenset(("warn-backrefs", "error-limit", "why-extract", "fortran-common", "start-lib",
-                      "end-lib")),
-    "gold": frozenset(("warn-backrefs", "error-limit", "why-extract", "fortran-common",
-                       "require-defined")),
-    "lld": frozenset(("copy-dt-needed-entries", "add-needed", "Bgroup", "require-defined")),
-    "mold": frozenset(("copy-dt-needed-entries", "add-needed", "warn-backrefs", "Bgroup",
-                       "error-limit", "why-extract", "fortran-common")),
-}
-
-
 def unsupported_options(opts: LinkOptions, linker: str) -> list[tuple[str, int]]:
     """(option text, position) of options this linker rejects."""
-    refused = UNSUPPORTED.get(linker, frozenset())
+    refused = option_table().unsupported.get(linker, frozenset())
     return [(text, pos) for name, pos, text in opts.seen if name in refused]

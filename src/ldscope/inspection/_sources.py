@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ldscope.elf import ElfFile, FileKind, detect_kind
 from ldscope.errors import InputFormatError
-from ldscope.inspect._listing import ListingOptions, TableListing, list_symbols
+from ldscope.inspection._listing import ListingOptions, TableListing, list_symbols
 
 
 def collect_listings(path: str, options: ListingOptions) -> list[TableListing]:

@@ -3,7 +3,7 @@ empty) and summaries of ELF files, archives and linker scripts."""
 
 from __future__ import annotations
 
-from ldscope.inspect._info import (
+from ldscope.inspection._info import (
     ArchiveInfo,
     ElfInfo,
     FileInfo,
@@ -12,8 +12,8 @@ from ldscope.inspect._info import (
     ScriptInfo,
     describe,
 )
-from ldscope.inspect._listing import ListingOptions, SymbolRow, TableListing, list_symbols
-from ldscope.inspect._sources import collect_listings
+from ldscope.inspection._listing import ListingOptions, SymbolRow, TableListing, list_symbols
+from ldscope.inspection._sources import collect_listings
 
 __all__ = [
     "ArchiveInfo",
