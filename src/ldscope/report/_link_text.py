@@ -5,9 +5,8 @@ from __future__ import annotations
 from ldscope.analysis import LinkReport
 from ldscope.explain import LinkError
 from ldscope.fixes import Fix
+from ldscope.linker import POLICIES
 from ldscope.vocab import LinkErrorKind
-
-_LABEL = {"bfd": "GNU ld (bfd)", "gold": "GNU gold", "lld": "LLD", "mold": "mold"}
 
 
 def _error_text(e: LinkError, verbose: bool) -> list[str]:
@@ -39,54 +38,78 @@ def _fix_line(f: Fix) -> str:
 
 
 def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = False) -> str:
-    """Human-readable report."""
-    label = _LABEL.get(report.linker, report.linker)
+    """Human-readable report: the verdict, each error, the fixes, then what -v asks for."""
+    lines = _verdict(report, verbose)
+    lines += _errors(report, verbose)
+    lines += _fixes(report, verbose, ablate)
+    lines += _confirmation(report)
+    if verbose:
+        lines += _trace(report)
+    lines += [f"warning: {w}" for w in report.warnings]
+    lines += [f"note: {n}" for n in report.notes if verbose or "only because" in n or "partial" in n]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(report: LinkReport, verbose: bool) -> list[str]:
+    policy = POLICIES.get(report.linker)
+    label = policy.label if policy is not None else report.linker
     shown = [e for e in report.errors if e.shown and e.kind != LinkErrorKind.UNDEFINED_WARNING]
     verdict = "links" if report.links else f"FAILS ({len(shown)} error{'s' if len(shown) != 1 else ''})"
     lines = [f"ldscope link: {label}, {report.output_kind} — the link {verdict}"
              + ("  (partial: some inputs could not be read)" if report.partial else "")]
     if verbose:
         lines.append(f"  line ({report.source}): {' '.join(report.argv)}")
+    return lines
+
+
+def _errors(report: LinkReport, verbose: bool) -> list[str]:
+    lines: list[str] = []
     for e in report.errors:
-        if not e.shown and not verbose:
-            continue
-        lines.append("")
-        lines += _error_text(e, verbose)
+        if e.shown or verbose:
+            lines.append("")
+            lines += _error_text(e, verbose)
     hidden = sum(1 for e in report.errors if not e.shown)
     if hidden and not verbose:
         lines.append(f"\n({hidden} more found after the linker's first fatal error; -v shows them)")
-    if report.fixes:
-        lines.append("")
-        lines.append("fixes (each simulated with the same linker):")
-        fixing = [f for f in report.fixes if f.fixes_alone or f.in_combination]
-        rest = [f for f in report.fixes if not (f.fixes_alone or f.in_combination)]
-        lines += [_fix_line(f) for f in fixing]
-        if ablate or verbose:
-            lines += [_fix_line(f) for f in rest]
-        elif rest:
-            lines.append(f"  ({len(rest)} other candidate(s) do not fix it; --ablate lists them)")
-    if ablate and report.fixes:
+    return lines
+
+
+def _fixes(report: LinkReport, verbose: bool, ablate: bool) -> list[str]:
+    if not report.fixes:
+        return []
+    lines = ["", "fixes (each simulated with the same linker):"]
+    fixing = [f for f in report.fixes if f.fixes_alone or f.in_combination]
+    rest = [f for f in report.fixes if not (f.fixes_alone or f.in_combination)]
+    lines += [_fix_line(f) for f in fixing]
+    if ablate or verbose:
+        lines += [_fix_line(f) for f in rest]
+    elif rest:
+        lines.append(f"  ({len(rest)} other candidate(s) do not fix it; --ablate lists them)")
+    if ablate:
         lines.append("")
         lines += ablation_table(report.fixes)
-    if report.confirmation is not None:
-        c = report.confirmation
-        real = "not run" if c.links is None else ("links" if c.links else f"fails (exit {c.exit_status})")
-        agree = "" if c.agrees is None else ("; agrees with the prediction" if c.agrees else "; DISAGREES with the prediction")
-        lines.append(f"\nconfirmed with {c.program}: {real}{agree}")
-    if verbose and report.trace:
-        lines.append("\ntrace:")
-        for t in report.trace:
-            pos = f" (argument {t.argument_index})" if t.argument_index is not None else ""
-            why = f" for `{t.symbol}'" if t.symbol else ""
-            by = f" referenced by {t.by}" if t.by else ""
-            lines.append(f"  {t.action}: {t.target}{pos}{why}{by}")
-    for w in report.warnings:
-        lines.append(f"warning: {w}")
-    if verbose:
-        lines += [f"note: {n}" for n in report.notes]
-    else:
-        lines += [f"note: {n}" for n in report.notes if "only because" in n or "partial" in n]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _confirmation(report: LinkReport) -> list[str]:
+    c = report.confirmation
+    if c is None:
+        return []
+    real = "not run" if c.links is None else ("links" if c.links else f"fails (exit {c.exit_status})")
+    agree = "" if c.agrees is None else ("; agrees with the prediction" if c.agrees else "; DISAGREES with the prediction")
+    return [f"\nconfirmed with {c.program}: {real}{agree}"]
+
+
+def _trace(report: LinkReport) -> list[str]:
+    if not report.trace:
+        return []
+    lines = ["\ntrace:"]
+    for t in report.trace:
+        pos = f" (argument {t.argument_index})" if t.argument_index is not None else ""
+        why = f" for `{t.symbol}'" if t.symbol else ""
+        by = f" referenced by {t.by}" if t.by else ""
+        lines.append(f"  {t.action}: {t.target}{pos}{why}{by}")
+    return lines
 
 
 def ablation_table(fixes: tuple[Fix, ...]) -> list[str]:

@@ -7,8 +7,21 @@ each loaded in the process it really goes into, findings grouped by root cause.
 
 from __future__ import annotations
 
-from ldscope.scan._engine import ScanResult, ScanTarget, resolve_targets, run_scan
+from ldscope.scan._engine import ScanResult, TargetScan, run_scan, scan_target
 from ldscope.scan._findings import Finding
-from ldscope.scan._runner import FileResult, ScanSettings
+from ldscope.scan._runner import FileResult, NativeKind, ScanSettings
+from ldscope.scan._targets import ScanTarget, TargetKind, resolve_targets
 
-__all__ = ["FileResult", "Finding", "ScanResult", "ScanSettings", "ScanTarget", "resolve_targets", "run_scan"]
+__all__ = [
+    "FileResult",
+    "Finding",
+    "NativeKind",
+    "ScanResult",
+    "ScanSettings",
+    "ScanTarget",
+    "TargetKind",
+    "TargetScan",
+    "resolve_targets",
+    "run_scan",
+    "scan_target",
+]

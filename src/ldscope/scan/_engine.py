@@ -3,38 +3,27 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ldscope import system as pyenv
+from ldscope import system
 from ldscope.errors import InputFormatError
 from ldscope.loader import ElfImage, Host, HostKind, ImageCache, LoadReport, Problem
 from ldscope.scan._discover import Candidate, Discovery, Skipped, classify_head, walk_tree
 from ldscope.scan._findings import Finding, collect_findings, environment_findings
 from ldscope.scan._runner import (
-    KIND_LIBRARY,
     FileResult,
     Job,
+    NativeKind,
     ScanSettings,
     ScanState,
     make_state,
     plan_jobs,
     run_jobs,
 )
+from ldscope.scan._targets import ScanTarget, TargetKind, batched, resolve_targets
 from ldscope.system import OSFileSystem, WheelOverlay
 from ldscope.vocab import ProblemKind, Severity, When
-
-
-@dataclass(frozen=True, slots=True)
-class ScanTarget:
-    """One thing to scan, as resolved from the command line."""
-
-    spec: str
-    kind: str  # environment, directory, wheel, root, file; "files": several file targets at once
-    path: str
-    interpreter: str | None = None
-    paths: tuple[str, ...] = ()  # the files of a "files" batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,37 +66,6 @@ class ScanResult:
         }
 
 
-def resolve_targets(specs: tuple[str, ...], python: str | None, root: str | None) -> tuple[list[ScanTarget], list[str]]:
-    """Turn command-line targets into ScanTargets; missing ones become errors."""
-    targets: list[ScanTarget] = []
-    errors: list[str] = []
-    if not specs:
-        if root is not None:
-            return [ScanTarget(root, "root", os.path.abspath(root))], errors
-        if python is not None:
-            env = pyenv.environment_of_interpreter(python)
-            return [ScanTarget(python, "environment", env.prefix, env.interpreter)], errors
-        return [ScanTarget("(this environment)", "environment", os.path.abspath(sys.prefix),
-                           os.path.realpath(sys.executable))], errors
-    for spec in specs:
-        path = os.path.abspath(spec)
-        if root is not None and os.path.isabs(spec):
-            path = os.path.join(os.path.abspath(root), spec.lstrip("/"))
-        if not os.path.lexists(path):
-            errors.append(f"{spec}: no such file or directory")
-        elif spec.endswith(".whl") and os.path.isfile(path):
-            targets.append(ScanTarget(spec, "wheel", path))
-        elif os.path.isdir(path):
-            if pyenv.looks_like_environment(path):
-                env = pyenv.describe_environment(path)
-                targets.append(ScanTarget(spec, "environment", path, env.interpreter))
-            else:
-                targets.append(ScanTarget(spec, "directory", path))
-        else:
-            targets.append(ScanTarget(spec, "file", path))
-    return targets, errors
-
-
 def _images(cache: ImageCache, candidates: list[Candidate], skipped: list[Skipped]) -> tuple[list[Candidate], dict[str, ElfImage]]:
     """Parse every candidate once; unreadable ones become skipped findings."""
     images: dict[str, ElfImage] = {}
@@ -121,10 +79,95 @@ def _images(cache: ImageCache, candidates: list[Candidate], skipped: list[Skippe
     return kept, images
 
 
+@dataclass(slots=True)
+class _TargetFiles:
+    """A target's native files as discovered, and the process context they load in."""
+
+    discovery: Discovery = field(default_factory=Discovery)
+    fs: OSFileSystem | None = None  # a wheel's overlay; None: the real filesystem
+    python: str | None = None
+    distributions: list[system.Distribution] = field(default_factory=list)
+    activation: tuple[str, ...] = ()
+    root: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetScan:
+    """What scanning one target produced."""
+
+    files: tuple[FileResult, ...]
+    findings: tuple[Finding, ...]  # about the target as a whole (duplicate SONAMEs, LD_LIBRARY_PATH)
+    discovery: Discovery
+    reports: tuple[tuple[str, LoadReport], ...]  # every load, for grouping findings across targets
+
+
+def _discover(target: ScanTarget, settings: ScanSettings, with_env: str | None) -> _TargetFiles:
+    """Walk a target for native files and learn the context they load in."""
+    found = _TargetFiles(python=settings.python or target.interpreter, root=settings.root)
+    if target.kind == TargetKind.ENVIRONMENT:
+        env = system.describe_environment(target.path, target.interpreter)
+        found.python = found.python or env.interpreter
+        for top in env.scan_roots:
+            walk_tree(top, found.discovery)
+        found.distributions = system.read_distributions(env.site_packages)
+        found.activation = env.activation_scripts
+    elif target.kind == TargetKind.WHEEL:
+        _discover_wheel(target, with_env, found)
+    elif target.kind == TargetKind.ROOT:
+        walk_tree(target.path, found.discovery, root=target.path)
+        found.root = target.path
+    elif target.kind == TargetKind.FILES:
+        for path in target.paths:
+            walk_tree(path, found.discovery)
+    else:
+        walk_tree(target.path, found.discovery)
+    return found
+
+
+def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFiles) -> None:
+    """A wheel's members, read in place and shown where they would be installed."""
+    mount_env = system.describe_environment(with_env) if with_env else None
+    mount = (mount_env.site_packages[0] if mount_env and mount_env.site_packages
+             else f"/(wheel)/{os.path.basename(target.path)}")
+    overlay = WheelOverlay(target.path, mount)
+    found.fs = overlay
+    if mount_env is not None:
+        found.python = found.python or mount_env.interpreter
+        found.distributions = system.read_distributions(mount_env.site_packages)
+    discovery = found.discovery
+    for vpath in overlay.virtual_files():
+        info = overlay.members[vpath]
+        discovery.files_seen += 1
+        if ".so" not in vpath and not (info.external_attr >> 16) & 0o111:
+            continue
+        try:
+            head = overlay.head(vpath, 64)
+        except InputFormatError as exc:
+            discovery.skipped.append(Skipped(vpath, exc.reason, True))
+            continue
+        parsed = classify_head(head)
+        if parsed is None:
+            if ".so" in vpath:
+                discovery.skipped.append(Skipped(vpath, "named like a library but not an ELF file", True))
+            continue
+        discovery.candidates.append(Candidate(vpath, vpath, parsed[0], False, parsed[2], parsed[3]))
+
+
+def _state_for(found: _TargetFiles, settings: ScanSettings, states: dict[str | None, ScanState] | None) -> ScanState:
+    """The shared state of the target's filesystem view (one per root; a wheel its own)."""
+    if found.root != settings.root:
+        settings = replace(settings, root=found.root)
+    if found.fs is not None or states is None:
+        return make_state(settings, found.fs)
+    state = states.get(found.root)
+    if state is None:
+        state = states[found.root] = make_state(settings, None)
+    return state
+
+
 def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None = None,
                 progress: Callable[[int], None] | None = None,
-                states: dict[str | None, ScanState] | None = None,
-                ) -> tuple[list[FileResult], list[Finding], Discovery, list[tuple[str, LoadReport]]]:
+                states: dict[str | None, ScanState] | None = None) -> TargetScan:
     """Scan one target: discover, plan hosts, simulate, gather per-file results, findings about
     the environment, and every load report (run_scan groups their problems across targets).
 
@@ -132,100 +175,50 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     same filesystem view (keyed by root), so a file is parsed once however many targets
     reach it; wheels get their own (their members overlay the filesystem).
     """
-    discovery = Discovery()
-    fs: OSFileSystem | None = None
-    python = settings.python or target.interpreter
-    distributions: list[pyenv.Distribution] = []
-    activation: tuple[str, ...] = ()
-    root = settings.root
-    if target.kind == "environment":
-        env = pyenv.describe_environment(target.path, target.interpreter)
-        python = python or env.interpreter
-        for top in env.scan_roots:
-            walk_tree(top, discovery)
-        distributions = pyenv.read_distributions(env.site_packages)
-        activation = env.activation_scripts
-    elif target.kind == "wheel":
-        mount_env = pyenv.describe_environment(with_env) if with_env else None
-        mount = mount_env.site_packages[0] if mount_env and mount_env.site_packages else f"/(wheel)/{os.path.basename(target.path)}"
-        overlay = WheelOverlay(target.path, mount)
-        fs = overlay
-        if mount_env is not None:
-            python = python or mount_env.interpreter
-            distributions = pyenv.read_distributions(mount_env.site_packages)
-        for vpath in overlay.virtual_files():
-            info = overlay.members[vpath]
-            discovery.files_seen += 1
-            if ".so" not in vpath and not (info.external_attr >> 16) & 0o111:
-                continue
-            try:
-                head = overlay.head(vpath, 64)
-            except InputFormatError as exc:
-                discovery.skipped.append(Skipped(vpath, exc.reason, True))
-                continue
-            parsed = classify_head(head)
-            if parsed is None:
-                if ".so" in vpath:
-                    discovery.skipped.append(Skipped(vpath, "named like a library but not an ELF file", True))
-                continue
-            discovery.candidates.append(Candidate(vpath, vpath, parsed[0], False, parsed[2], parsed[3]))
-    elif target.kind == "root":
-        walk_tree(target.path, discovery, root=target.path)
-        root = target.path
-    elif target.kind == "files":
-        for path in target.paths:
-            walk_tree(path, discovery)
-    else:
-        walk_tree(target.path, discovery)
-    if root != settings.root:
-        from dataclasses import replace as dc_replace
-
-        settings = dc_replace(settings, root=root)
-    if fs is None and states is not None:
-        state = states.get(root)
-        if state is None:
-            state = states[root] = make_state(settings, fs)
-    else:
-        state = make_state(settings, fs)
-    if python is None:
-        python = os.path.realpath(sys.executable)
+    found = _discover(target, settings, with_env)
+    state = _state_for(found, settings, states)
+    discovery = found.discovery
     candidates, images = _images(state.images, discovery.candidates, discovery.skipped)
-    jobs, libraries = plan_jobs(state, candidates, python, distributions, discovery.skipped, images)
-    reports = run_jobs(state, jobs, progress)
-    results: list[FileResult] = []
-    covered: dict[str, str] = {}
-    all_reports: list[tuple[str, LoadReport]] = []
-    for job, report in zip(jobs, reports):
-        if isinstance(report, str):
-            discovery.skipped.append(Skipped(job.candidate.path, report, True))
-            continue
-        all_reports.append((job.candidate.path, report))
-        for path in report.load_order:
-            # ld.so keeps names like $ORIGIN/../lib/x.so unnormalised; files are compared by path.
-            covered.setdefault(os.path.normpath(path), job.candidate.path)
-        results.append(FileResult(job.candidate.path, job.kind, report.loads, report.problems,
-                                  report.host, None, job.assumed))
-    leftovers = [c for c in libraries if c.path not in covered]
-    leftover_jobs = [Job(c, KIND_LIBRARY, Host(HostKind.DLOPEN, None, settings.preload, settings.loaded, False))
-                     for c in leftovers]
-    for job, report in zip(leftover_jobs, run_jobs(state, leftover_jobs, progress)):
-        if isinstance(report, str):
-            discovery.skipped.append(Skipped(job.candidate.path, report, True))
-            continue
-        all_reports.append((job.candidate.path, report))
-        results.append(FileResult(job.candidate.path, KIND_LIBRARY, report.loads, report.problems,
-                                  report.host))
+    jobs, libraries = plan_jobs(state, candidates, found.python or system.running_interpreter(),
+                                found.distributions, discovery.skipped, images)
+    results, reports, covered = _run(state, jobs, progress, discovery)
+    leftovers = [Job(c, NativeKind.LIBRARY, Host(HostKind.DLOPEN, None, settings.preload, settings.loaded, False))
+                 for c in libraries if c.path not in covered]
+    more, more_reports, _ = _run(state, leftovers, progress, discovery, record_covered=False)
+    results += more
+    reports += more_reports
     for c in libraries:
         if c.path in covered:
-            own = _problems_of(c.path, all_reports)
+            own = _problems_of(c.path, reports)
             loads = not any(p.severity == Severity.ERROR for p in own)
-            results.append(FileResult(c.path, KIND_LIBRARY, loads, own, None, covered[c.path]))
+            results.append(FileResult(c.path, NativeKind.LIBRARY, loads, own, None, covered[c.path]))
     # Files named one by one are separate targets: two of them sharing a SONAME is no
     # environment's duplicate.
-    findings = environment_findings(candidates if target.kind != "files" else [], images, all_reports,
-                                    activation, state.env)
+    findings = environment_findings(candidates if target.kind != TargetKind.FILES else [], images, reports,
+                                    found.activation, state.env)
     results.sort(key=lambda r: r.path)
-    return results, findings, discovery, all_reports
+    return TargetScan(tuple(results), tuple(findings), discovery, tuple(reports))
+
+
+def _run(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | None, discovery: Discovery,
+         record_covered: bool = True) -> tuple[list[FileResult], list[tuple[str, LoadReport]], dict[str, str]]:
+    """Simulate jobs: (file results, (file, report) pairs, library path -> the file whose load
+    checked it). A job whose file cannot be read becomes a skipped entry."""
+    results: list[FileResult] = []
+    reports: list[tuple[str, LoadReport]] = []
+    covered: dict[str, str] = {}
+    for job, report in zip(jobs, run_jobs(state, jobs, progress)):
+        if isinstance(report, str):
+            discovery.skipped.append(Skipped(job.candidate.path, report, True))
+            continue
+        reports.append((job.candidate.path, report))
+        if record_covered:
+            for path in report.load_order:
+                # ld.so keeps names like $ORIGIN/../lib/x.so unnormalised; files are compared by path.
+                covered.setdefault(os.path.normpath(path), job.candidate.path)
+        results.append(FileResult(job.candidate.path, job.kind, report.loads, report.problems,
+                                  report.host, None, job.assumed))
+    return results, reports, covered
 
 
 def _problems_of(path: str, reports: list[tuple[str, LoadReport]]) -> tuple[Problem, ...]:
@@ -235,16 +228,6 @@ def _problems_of(path: str, reports: list[tuple[str, LoadReport]]) -> tuple[Prob
             if os.path.normpath(p.file) == path:
                 seen.setdefault((p.kind, p.symbol, p.version, p.library, p.message), p)
     return tuple(seen.values())
-
-
-def _batched(targets: list[ScanTarget]) -> list[ScanTarget]:
-    """File targets scanned together (one set of jobs, run in parallel like a directory's);
-    other targets one by one, in order."""
-    files = [t for t in targets if t.kind == "file"]
-    if len(files) < 2:
-        return targets
-    batch = ScanTarget(f"({len(files)} files)", "files", files[0].path, None, tuple(t.path for t in files))
-    return [t for t in targets if t.kind != "file"] + [batch]
 
 
 def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | None = None,
@@ -257,27 +240,26 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     seen = 0
     states: dict[str | None, ScanState] = {}
     all_reports: list[tuple[str, LoadReport]] = []
-    for target in _batched(targets):
+    for target in batched(targets):
         try:
-            r, f, d, reports = scan_target(target, settings, with_env, progress, states)
+            scanned = scan_target(target, settings, with_env, progress, states)
         except InputFormatError as exc:
             errors.append(exc.one_line())
             continue
-        files.extend(r)
-        findings.extend(f)
-        all_reports.extend(reports)
-        skipped.extend(d.skipped)
-        seen += d.files_seen
+        files.extend(scanned.files)
+        findings.extend(scanned.findings)
+        all_reports.extend(scanned.reports)
+        skipped.extend(scanned.discovery.skipped)
+        seen += scanned.discovery.files_seen
     # One finding per distinct problem, with every file it affects, whichever target it came from.
     findings[:0] = collect_findings(all_reports)
-    for s in skipped:
-        if s.is_problem:
-            findings.append(Finding(
-                cause=f"unreadable:{s.path}", severity=Severity.ERROR, kind=ProblemKind.UNREADABLE_FILE,
-                title=f"{s.path}: {s.reason}", problems=(Problem(ProblemKind.UNREADABLE_FILE, Severity.ERROR, s.path, f"{s.path}: {s.reason}", When.NEVER),),
-                files=(s.path,)))
+    findings.extend(_unreadable(s) for s in skipped if s.is_problem)
     findings.sort(key=lambda f: (Severity.rank_of(f.severity), -len(f.files), f.title))
     return ScanResult(tuple(targets), tuple(files), tuple(findings), tuple(skipped), tuple(errors), seen)
 
 
-__all__ = ["ScanResult", "ScanSettings", "ScanTarget", "field", "run_scan"]
+def _unreadable(s: Skipped) -> Finding:
+    """A file that could not be read is a finding of its own."""
+    message = f"{s.path}: {s.reason}"
+    problem = Problem(ProblemKind.UNREADABLE_FILE, Severity.ERROR, s.path, message, When.NEVER)
+    return Finding(f"unreadable:{s.path}", Severity.ERROR, ProblemKind.UNREADABLE_FILE, message, (problem,), (s.path,))

@@ -22,14 +22,20 @@ from ldscope.loader import (
 )
 from ldscope.scan._discover import Candidate, Skipped
 from ldscope.system import Distribution, OSFileSystem, requirement_closure
+from ldscope.vocab import Words
 
 # Forking workers, and sending their reports back, costs about a tenth of a second: jobs run
 # in this process unless what remains is estimated to take at least this long.
 PARALLEL_MIN_SECONDS = 1.0
 
-KIND_EXECUTABLE = "executable"
-KIND_EXTENSION = "extension"
-KIND_LIBRARY = "library"
+
+
+class NativeKind(Words):
+    """What a native file found in a target is, which decides how it is loaded."""
+
+    EXECUTABLE = "executable"  # exec'ed as itself
+    EXTENSION = "extension"  # a Python extension module, imported
+    LIBRARY = "library"  # checked inside the loads that need it, or dlopen'ed
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +58,7 @@ class FileResult:
     """One scanned file: what it is, whether it loads, its problems."""
 
     path: str
-    kind: str
+    kind: NativeKind
     loads: bool
     problems: tuple[Problem, ...]
     host: str | None
@@ -65,7 +71,7 @@ class Job:
     """What to simulate for one file."""
 
     candidate: Candidate
-    kind: str
+    kind: NativeKind
     host: Host
     assumed: tuple[str, ...] = ()
 
@@ -75,13 +81,13 @@ def looks_like_library(path: str, image: ElfImage) -> bool:
     return image.soname is not None and ".so" in os.path.basename(path)
 
 
-def classify(candidate: Candidate, image: ElfImage) -> str:
+def classify(candidate: Candidate, image: ElfImage) -> NativeKind:
     """executable, extension or library."""
     if image.is_main_executable_type and not looks_like_library(candidate.path, image):
-        return KIND_EXECUTABLE
+        return NativeKind.EXECUTABLE
     if image.e_type == C.ET_DYN and is_python_extension(candidate.path, image):
-        return KIND_EXTENSION
-    return KIND_LIBRARY
+        return NativeKind.EXTENSION
+    return NativeKind.LIBRARY
 
 
 @dataclass
@@ -144,23 +150,23 @@ def plan_jobs(
     ext_by_dist: dict[str, list[str]] = {}
     jobs: list[Job] = []
     libraries: list[Candidate] = []
-    kinds: dict[str, str] = {}
+    kinds: dict[str, NativeKind] = {}
     image_of = images_by_path
     for c in candidates:
         image = images_by_path[c.path]
         kind = classify(c, image)
         kinds[c.path] = kind
-        if kind == KIND_EXTENSION:
+        if kind == NativeKind.EXTENSION:
             dist = owner.get(os.path.normpath(c.host_path))
             if dist is not None:
                 ext_by_dist.setdefault(dist.name, []).append(c.path)
     for c in candidates:
         kind = kinds[c.path]
-        if kind == KIND_EXECUTABLE:
+        if kind == NativeKind.EXECUTABLE:
             host = choose_host(c.path, image_of[c.path], HostKind.EXECUTABLE, None, state.settings.preload,
                                state.settings.loaded)
             jobs.append(Job(c, kind, host))
-        elif kind == KIND_EXTENSION:
+        elif kind == NativeKind.EXTENSION:
             assumed: list[str] = []
             dist = owner.get(os.path.normpath(c.host_path))
             if dist is not None:
