@@ -1436,7 +1436,6 @@ def _exe(*refs: Ref, needed: tuple[str, ...] = ("a",), **kw: object) -> Exe:
 
 
 P = "{P}"
-S = "{S}"
 
 
 def features() -> tuple[Scenario, ...]:
@@ -1747,7 +1746,6 @@ class Checked:
 
     built: Built
     observation: Observation
-    prediction: Prediction
     aspects: dict[str, list[str]]  # aspect -> disagreements (absent: not compared)
     expectations: list[str]  # unmet expectations of a hand-written scenario
 
@@ -1771,7 +1769,7 @@ def run_batch(scenarios: Sequence[Scenario], base: Path) -> list[Checked]:
     for b in built:
         obs = observe(b)
         pred = predict(b)
-        checked.append(Checked(b, obs, pred, compare(obs, pred), check_expectations(b, obs)))
+        checked.append(Checked(b, obs, compare(obs, pred), check_expectations(b, obs)))
     return checked
 
 

@@ -45,7 +45,9 @@ except ImportError:  # pragma: no cover
 
 BATCHES = 8
 CASES_PER_BATCH = 2500  # 8 × 2500 = 20,000 cases
-MAX_SECONDS = 1.0
+# Per-case bounds. Time is CPU time of this process (time.process_time), never wall-clock:
+# a busy machine stretches wall time (1.06-1.14 s was seen for 0.1 s cases under load).
+MAX_CPU_SECONDS = 1.0
 MAX_BYTES = 100 * 1024 * 1024
 SYMBOL_TOUCH_LIMIT = 400  # symbol(i) for every entry of tables up to this size
 
@@ -612,7 +614,7 @@ def run_case(data: bytes, name: str, mode: str = "bytes", scratch: Path | None =
 
 @dataclass
 class Budget:
-    """Worst time and allocation over a run of cases."""
+    """Worst CPU time and allocation over a run of cases."""
 
     slowest: float = 0.0
     slowest_case: str = ""
@@ -621,19 +623,19 @@ class Budget:
     outcomes: Counter[str] = field(default_factory=Counter)
 
     def measure(self, label: str, fn: Callable[[], Counter[str]], apart: bool = False) -> None:
-        """Run one case under tracemalloc, timing it too (an upper bound: tracing slows
+        """Run one case under tracemalloc, timing its CPU use too (an upper bound: tracing slows
         allocation-heavy code about 3x). `apart`: time it in a second, untraced run."""
         tracemalloc.reset_peak()
-        start = time.perf_counter()
+        start = time.process_time()
         outcome = fn()
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         peak = tracemalloc.get_traced_memory()[1]
         if apart:
             tracemalloc.stop()
             try:
-                start = time.perf_counter()
+                start = time.process_time()
                 fn()
-                elapsed = time.perf_counter() - start
+                elapsed = time.process_time() - start
             finally:
                 tracemalloc.start()
         self.outcomes.update(outcome)
@@ -641,7 +643,7 @@ class Budget:
             self.slowest, self.slowest_case = elapsed, label
         if peak > self.peak:
             self.peak, self.peak_case = peak, label
-        assert elapsed < MAX_SECONDS, f"{label}: took {elapsed:.2f} s"
+        assert elapsed < MAX_CPU_SECONDS, f"{label}: took {elapsed:.2f} s of CPU"
         assert peak < MAX_BYTES, f"{label}: allocated {peak / 2**20:.0f} MB"
 
 
@@ -736,7 +738,7 @@ def test_mutated_files_parse_or_raise_input_format_error(
     assert budget.outcomes["ok"] > CASES_PER_BATCH * 5
     rejected_where = {k for k in budget.outcomes if k.startswith("rejected:")}
     assert len(rejected_where) >= 6, budget.outcomes
-    assert budget.slowest < MAX_SECONDS and budget.peak < MAX_BYTES
+    assert budget.slowest < MAX_CPU_SECONDS and budget.peak < MAX_BYTES, (budget.slowest_case, budget.peak_case)
 
 
 LARGE_PAD = 1 << 20  # a library-sized stretch of zeros behind the seed

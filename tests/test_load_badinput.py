@@ -28,10 +28,6 @@ def prog(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _simulate(prog: Path) -> object:
-    return simulate_load(str(prog / "main"), LoadOptions(clear_env=True))
-
-
 def test_missing_library(prog: Path) -> None:
     report = simulate_load(str(prog / "main"), LoadOptions(clear_env=True))
     assert not report.loads

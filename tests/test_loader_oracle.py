@@ -110,7 +110,8 @@ def test_feature_scenario(scenario: Scenario, tmp_path: Path) -> None:
 def test_regression_scenario(regression: Regression, tmp_path: Path) -> None:
     """A scenario the model once got wrong: it agrees with ld.so now."""
     [checked] = _run(regression.scenario.name, [regression.scenario], tmp_path)
-    assert not checked.failures(), describe(checked) + "\n" + regression.description
+    assert not checked.failures(), (describe(checked) + "\n" + regression.description
+                                    + f"\n(decided by glibc's {regression.glibc}; the model's fix: {regression.fix})")
     assert regression.scenario.expect
 
 

@@ -73,10 +73,6 @@ class StringTable:
             self._nul_positions = np.append(nuls, np.array([self.size], dtype=nuls.dtype))
         return self._nul_positions
 
-    def get_many_bytes(self, offsets: np.ndarray | Sequence[int]) -> list[bytes]:
-        """Many strings at once, as raw bytes."""
-        return [self.get_bytes(o) for o in np.asarray(offsets, dtype=np.int64).tolist()]
-
     def get_many(self, offsets: np.ndarray | Sequence[int]) -> list[str]:
         """Many strings at once, decoded.
 

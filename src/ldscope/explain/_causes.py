@@ -49,7 +49,6 @@ class CauseGroup:
     cause: str
     problems: tuple[Problem, ...]
     affected: tuple[str, ...]  # the targets whose loads have these problems, in order seen
-    consequences: frozenset[int]  # indices into `problems` of those that follow from the root
 
     @property
     def root(self) -> Problem:
@@ -96,8 +95,7 @@ def group_by_cause(loads: Iterable[tuple[str, Sequence[Problem]]]) -> list[Cause
         files: list[str] = []
         for k in keys:
             files.extend(f for f in affected[k] if f not in files)
-        groups.append(CauseGroup(cause, tuple(problems[k] for k in keys), tuple(files),
-                                 frozenset(i for i, k in enumerate(keys) if k in consequence)))
+        groups.append(CauseGroup(cause, tuple(problems[k] for k in keys), tuple(files)))
     return groups
 
 

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 from ldscope.explain import group_by_cause
 from ldscope.loader import LibraryResult, LoadReport, Problem
+from ldscope.report._style import styled
 from ldscope.vocab import FoundVia, ProblemKind, Severity
-
-
-def _style(text: str, color: str | None, use_color: bool, bold: bool = False) -> str:
-    if not use_color or color is None:
-        return text
-    import click
-
-    return click.style(text, fg=color, bold=bold)
 
 
 def render_load_text(report: LoadReport, verbose: bool = False, use_color: bool = False) -> str:
     """The whole text report for one load."""
     lines: list[str] = []
     verdict = (
-        _style("loads", "green", use_color, True)
+        styled("loads", "green", use_color, True)
         if report.loads
-        else _style("DOES NOT LOAD", "red", use_color, True)
+        else styled("DOES NOT LOAD", "red", use_color, True)
     )
     lines.append(f"{report.target}: {verdict}")
     lines.append(f"  as: {report.host}")
@@ -48,7 +41,7 @@ def _tree(report: LoadReport, verbose: bool, use_color: bool) -> list[str]:
             last = i == len(kids) - 1
             branch = "└── " if last else "├── "
             if lib.path is None:
-                label = _style(f"{lib.name} not found", "red", use_color, True)
+                label = styled(f"{lib.name} not found", "red", use_color, True)
                 lines.append(f"{prefix}{branch}{label}")
                 sub = prefix + ("    " if last else "│   ")
                 if lib.tried:
@@ -64,7 +57,7 @@ def _tree(report: LoadReport, verbose: bool, use_color: bool) -> list[str]:
             name = lib.name if lib.name == lib.path else f"{lib.name} => {lib.path}"
             suffix = " (see above)" if repeat and via != FoundVia.ALREADY_LOADED else ""
             color = "blue" if via == FoundVia.ALREADY_LOADED else None
-            lines.append(f"{prefix}{branch}{_style(name, color, use_color)}  [{via}]{suffix}")
+            lines.append(f"{prefix}{branch}{styled(name, color, use_color)}  [{via}]{suffix}")
             if not repeat:
                 shown.add(lib.path)
                 if depth < 32:
@@ -93,7 +86,7 @@ def render_problems(problems: list[Problem], verbose: bool, use_color: bool) -> 
         members = group.problems
         first = group.root
         color = "red" if first.severity == Severity.ERROR else "yellow"
-        tag = _style(f"{first.severity} [{first.when}]", color, use_color, True)
+        tag = styled(f"{first.severity} [{first.when}]", color, use_color, True)
         if first.cause_summary:
             symbols = f" ({len(members)} symbols)" if len(members) > 1 else ""
             lines.append(f"  {tag} {first.cause_summary}{symbols}")

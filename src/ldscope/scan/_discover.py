@@ -21,7 +21,6 @@ class Candidate:
     path: str  # as the target's loader would name it (inside a root: the target-side path)
     host_path: str  # where it is on this machine (or a wheel's virtual path)
     e_type: int
-    has_interp: bool
     machine: int
     elf_class: int
 
@@ -185,4 +184,4 @@ def _consider(path: str, discovery: Discovery, root: str | None,
         elif ".so" in name:
             discovery.skipped.append(Skipped(_target(path, root), f"ELF file of type {e_type}: cannot be loaded", True))
         return
-    discovery.candidates.append(Candidate(_target(path, root), path, e_type, False, machine, elf_class))
+    discovery.candidates.append(Candidate(_target(path, root), path, e_type, machine, elf_class))

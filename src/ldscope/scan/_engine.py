@@ -150,7 +150,7 @@ def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFile
             if ".so" in vpath:
                 discovery.skipped.append(Skipped(vpath, "named like a library but not an ELF file", True))
             continue
-        discovery.candidates.append(Candidate(vpath, vpath, parsed[0], False, parsed[2], parsed[3]))
+        discovery.candidates.append(Candidate(vpath, vpath, parsed[0], parsed[2], parsed[3]))
 
 
 def _state_for(found: _TargetFiles, settings: ScanSettings, states: dict[str | None, ScanState] | None) -> ScanState:

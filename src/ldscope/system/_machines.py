@@ -49,12 +49,6 @@ class Machine:
         """Where packages install this ABI's libraries under /usr (multiarch, slibdir, plain)."""
         return (f"/usr/lib/{self.triplet}", "/usr/lib", "/usr/local/lib", "/usr" + self.slibdir)
 
-    @property
-    def library_dirs(self) -> tuple[str, ...]:
-        """Every directory libraries of this ABI are commonly installed in, multiarch first."""
-        return (*self.multiarch_dirs, f"/usr/local/lib/{self.triplet}", self.slibdir, "/usr" + self.slibdir,
-                "/lib", "/usr/lib", "/usr/local/lib")
-
 
 _X86_HWCAPS = ("x86-64-v4", "x86-64-v3", "x86-64-v2")
 _PPC_BITS = ((10, "dfp"), (28, "altivec"))

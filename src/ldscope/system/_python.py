@@ -24,7 +24,6 @@ class Distribution:
     """An installed distribution: its name, files and unconditional requirements."""
 
     name: str
-    dist_info: str
     files: tuple[str, ...]  # absolute paths from RECORD
     requires: tuple[str, ...]  # normalised names, environment markers without `extra` only
 
@@ -153,7 +152,7 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
                             files.append(os.path.normpath(os.path.join(site, rel)))
             except OSError:
                 pass
-            dists.append(Distribution(name, info, tuple(files), tuple(requires)))
+            dists.append(Distribution(name, tuple(files), tuple(requires)))
     return dists
 
 

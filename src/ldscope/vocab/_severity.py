@@ -17,10 +17,6 @@ class Severity(Words):
         """0 for the most severe; sorting by rank puts errors first."""
         return _RANK[self]
 
-    def at_least(self, limit: Severity) -> bool:
-        """True if this severity is `limit` or more severe."""
-        return _RANK[self] <= _RANK[limit]
-
     @staticmethod
     def rank_of(value: str) -> int:
         """The rank of a severity given as a string (unknown values rank after info)."""

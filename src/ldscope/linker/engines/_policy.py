@@ -33,7 +33,6 @@ class Policy:
     no_index: str  # "fatal" (bfd) | "skip" (gold) | "read-members" (lld, mold)
     shlib_check: str  # "all" (bfd) | "known-needed" (lld) | "known-needed-nonsystem" (gold) | "none"
     weak_referrers_reported: bool  # a weak reference is listed when the symbol is strongly undefined
-    default_error_limit: int | None  # lld stops after 20 errors by default
     program: str
     duplicates_stop: bool  # lld, mold: after "duplicate symbol" nothing else is reported
     shlib_once_per_symbol: bool  # gold names only the first library referencing the symbol
@@ -64,4 +63,3 @@ def _load() -> dict[str, Policy]:
 
 
 POLICIES: dict[str, Policy] = _load()
-BFD, GOLD, LLD, MOLD = (POLICIES[n] for n in ("bfd", "gold", "lld", "mold"))

@@ -66,10 +66,6 @@ class Table:
         """True once the symbol has been seen at all (bfd's hash entry exists)."""
         return key in self.defs or key in self.undef or key in self.weak_undef
 
-    def is_undefined(self, key: str) -> bool:
-        """Strongly referenced and not defined."""
-        return key in self.undef
-
 
 @dataclass(slots=True)
 class Outcome:

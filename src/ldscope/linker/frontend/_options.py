@@ -49,7 +49,7 @@ def _load_table() -> _OptionTable:
 
 
 _ACTIONS = frozenset({"item", "search-dir", "z-keyword", "set", "flag", "append", "append-name",
-                      "append-path-list", "set-count"})
+                      "append-path-list", "set-count"})  # checked against _EFFECTS' keys in the tests
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +66,6 @@ class LineItem:
 class LinkOptions:
     """Everything global the line says (last one wins, as in ld)."""
 
-    output_kind: str = "pie-or-exec"  # "exec" | "pie" | "shared" | "relocatable"
     pie: bool | None = None
     shared: bool = False
     relocatable: bool = False
@@ -85,16 +84,9 @@ class LinkOptions:
     soname: str | None = None
     output: str | None = None
     nostdlib: bool = False
-    error_limit: int | None = None
     defsym: list[str] = field(default_factory=list)
-    wrap: list[str] = field(default_factory=list)
-    gc_sections: bool = False
     allow_multiple_definition: bool = False
-    fatal_warnings: bool = False
-    warn_backrefs: bool = False
     emulation: str | None = None
-    noinhibit_exec: bool = False
-    dynamic_linker: str | None = None
     z_keywords: list[str] = field(default_factory=list)
     unknown: list[tuple[str, int]] = field(default_factory=list)
     fuse_ld: str | None = None
@@ -194,31 +186,48 @@ def _apply(opts: LinkOptions, items: list[LineItem], table: _OptionTable, name: 
     if effect is None:
         return (name in table.takes_argument or name in table.flags
                 or (len(name) == 1 and name in table.short_with_argument) or name.startswith(table.ignored_prefixes))
-    action = effect[0]
-    target = str(effect[1]) if len(effect) > 1 else ""
+    action, *args = effect
     if action == "item":
-        items.append(LineItem(target, value, pos, text))
+        items.append(LineItem(str(args[0]), value, pos, text))
     elif action == "search-dir":
         opts.library_paths.append((value, pos))
     elif action == "z-keyword":
         opts.z_keywords.append(value)
         if value in table.z_keywords:
-            field_name, setting = table.z_keywords[value]
-            setattr(opts, field_name, setting)
-    elif action == "set":
-        setattr(opts, target, value)
-    elif action == "flag":
-        setattr(opts, target, effect[2])
-    elif action == "set-count":
-        if value.isdigit():
-            setattr(opts, target, int(value))
-    elif action == "append":
-        getattr(opts, target).append(value)
-    elif action == "append-name":
-        getattr(opts, target).append(value.split("=", 1)[0])
-    elif action == "append-path-list":
-        getattr(opts, target).extend(p for p in value.split(":") if p)
+            setattr(opts, *table.z_keywords[value])
+    else:
+        _EFFECTS[str(action)](opts, str(args[0]), value, args[1:])
     return True
+
+
+def _set(opts: LinkOptions, field_name: str, value: str, extra: list[object]) -> None:
+    setattr(opts, field_name, value)
+
+
+def _flag(opts: LinkOptions, field_name: str, value: str, extra: list[object]) -> None:
+    setattr(opts, field_name, extra[0])
+
+
+def _set_count(opts: LinkOptions, field_name: str, value: str, extra: list[object]) -> None:
+    if value.isdigit():
+        setattr(opts, field_name, int(value))
+
+
+def _append(opts: LinkOptions, field_name: str, value: str, extra: list[object]) -> None:
+    getattr(opts, field_name).append(value)
+
+
+def _append_name(opts: LinkOptions, field_name: str, value: str, extra: list[object]) -> None:
+    getattr(opts, field_name).append(value.split("=", 1)[0])  # --defsym NAME=EXPR
+
+
+def _append_path_list(opts: LinkOptions, field_name: str, value: str, extra: list[object]) -> None:
+    getattr(opts, field_name).extend(p for p in value.split(":") if p)
+
+
+# What an option's `effects` entry does to LinkOptions (the other actions touch the items).
+_EFFECTS = {"set": _set, "flag": _flag, "set-count": _set_count, "append": _append,
+            "append-name": _append_name, "append-path-list": _append_path_list}
 
 
 def output_kind(opts: LinkOptions, default_pie: bool = False) -> str:

@@ -46,7 +46,6 @@ class ObjectFacts:
     weak_undef: tuple[str, ...]  # references that are weak (and not also strong)
     group_of: Mapping[str, str]  # key -> COMDAT group signature of its section
     groups: tuple[str, ...]
-    has_symtab: bool
     e_type: int = C.ET_REL
     symbols: tuple[tuple[str, int], ...] = ()  # (key, SymbolKind) in symbol-table order
     group_refs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # sig -> refs from it
@@ -180,7 +179,7 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     groups = elf.comdat_groups
     if table is None or len(table) == 0:
         return ObjectFacts(display, elf.machine, elf.elf_class, (), (), (), frozenset(), (), (),
-                           {}, tuple(g for g, _ in groups), table is not None, elf.e_type)
+                           {}, tuple(g for g, _ in groups), elf.e_type)
     bind = table.bind
     shndx = table.section_index
     stype = table.type
@@ -245,7 +244,7 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
         name=display, machine=elf.machine, elf_class=elf.elf_class, strong=tuple(strong),
         weak=tuple(weak), common=tuple(common), data_defs=frozenset(data), undef=tuple(undef),
         weak_undef=tuple(n for n in weak_undef if n not in undef), group_of=group_of,
-        groups=tuple(g for g, _ in groups), has_symtab=True, e_type=elf.e_type,
+        groups=tuple(g for g, _ in groups), e_type=elf.e_type,
         symbols=tuple(order), group_refs=group_refs, plain_refs=plain_refs,
     )
 
@@ -272,7 +271,7 @@ def _plain_object_facts(elf: ElfFile, display: str, names: list[str], bind: np.n
         name=display, machine=elf.machine, elf_class=elf.elf_class,
         strong=tuple(buckets[STRONG]), weak=tuple(buckets[WEAK]),
         common=tuple(buckets[COMMON]), data_defs=frozenset(data), undef=strong_undef,
-        weak_undef=weak_undef, group_of={}, groups=(), has_symtab=True, e_type=elf.e_type,
+        weak_undef=weak_undef, group_of={}, groups=(), e_type=elf.e_type,
         symbols=tuple(zip(names, codes)),
     )
 

@@ -21,7 +21,6 @@ from ldscope.linker.inputs._facts import (
     BadInput,
     FactsCache,
     FileFacts,
-    MemberProblem,
     ObjectFacts,
     ScriptFacts,
     SharedFacts,
@@ -51,7 +50,6 @@ class Input:
     copy_dt_needed: bool = False
     static_only: bool = False
     groups: tuple[int, ...] = ()
-    via_script: str | None = None
     found_by_search: bool = False
     tried: tuple[str, ...] = ()
     problem: LinkErrorKind | None = None  # MISSING_INPUT, INCOMPATIBLE_INPUT, CORRUPT_INPUT, NOT_RECOGNIZED
@@ -161,7 +159,7 @@ class _Resolver:
         """Add one input (expanding scripts in place)."""
         if path is None:
             self.emit(Input(self.seq, position, spec, None, None, problem=LinkErrorKind.MISSING_INPUT,
-                            detail="cannot find " + spec, tried=tried, via_script=via,
+                            detail="cannot find " + spec, tried=tried,
                             groups=tuple(self.groups)), state)
             return
         facts = self.cache.get(self.abs(path))
@@ -184,7 +182,7 @@ class _Resolver:
             self.learn_target(facts)
         self.emit(Input(self.seq, position, spec, path, facts, as_needed=flagged_needed,
                         whole_archive=state.whole_archive, copy_dt_needed=state.copy_dt_needed,
-                        static_only=state.static_only, groups=tuple(self.groups), via_script=via,
+                        static_only=state.static_only, groups=tuple(self.groups),
                         found_by_search=searched, tried=tried, problem=problem, detail=detail), state)
 
     def emit(self, item: Input, state: _State) -> None:
@@ -323,11 +321,6 @@ def _set_flag(state: _State, flag: str) -> None:
         state.static_only = True
     elif flag == "Bdynamic":
         state.static_only = False
-
-
-def member_problem_text(problem: MemberProblem, archive: str) -> str:
-    """`libx.a(m.o): reason` for a member the linker cannot use."""
-    return f"{archive}({problem.name}): {problem.reason}"
 
 
 def library_flag(path: str) -> str:
