@@ -9,6 +9,12 @@ from pathlib import Path
 import pytest
 
 
+def batches(count: int) -> list[object]:
+    """Parameters 0..count-1 of a seeded batch test: the first runs in the fast lane
+    (`pytest -m "not slow"`), the others only in the full suite."""
+    return [pytest.param(i, marks=() if i == 0 else pytest.mark.slow) for i in range(count)]
+
+
 def run(cmd: list[str], cwd: Path | None = None) -> str:
     """Run a build command; fail the test with its output if it fails."""
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)

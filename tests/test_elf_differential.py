@@ -15,6 +15,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,14 +30,14 @@ from ldscope.elf._relocs import relr_count
 from ldscope.elf._symbols import SymbolTable
 
 try:  # tests/ as a package (tests/__init__.py) or as plain rootdir modules
-    from tests import elf_corpus as ec
+    from tests import elf_oracle as ec
 except ImportError:  # pragma: no cover
-    import elf_corpus as ec  # type: ignore[no-redef]
+    import elf_oracle as ec  # type: ignore[no-redef]
 
 CHUNKS = 8
 
 pytestmark = pytest.mark.skipif(
-    not all(ec.shutil.which(t) for t in ("readelf", "nm", "gcc")),
+    not all(shutil.which(t) for t in ("readelf", "nm", "gcc")),
     reason="binutils (readelf, nm) and gcc are needed for the differential ELF tests",
 )
 
@@ -374,7 +375,7 @@ def test_sample_is_large_varied_and_deterministic(
     assert {"shared", "executable", "object", "archive-member", "fixture"} <= set(kinds), kinds
     assert len({f.path for f in corpus}) == len(corpus)
     # Same selection again, from scratch, in another directory (fixtures aside).
-    again = ec._build_sample(tmp_path / "again")
+    again = ec.build_sample(tmp_path / "again")
     strip = lambda fs: [(f.kind, f.archive, f.member) if f.archive else (f.kind, f.path)  # noqa: E731
                         for f in fs if f.kind != "fixture"]
     assert strip(again) == strip(corpus)

@@ -19,10 +19,10 @@ from ldscope.elf import ElfFile
 from ldscope.elf import constants as C
 
 try:  # tests/ as a package (tests/__init__.py) or as plain rootdir modules
-    from tests import elf_corpus as ec
+    from tests import elf_oracle as ec
     from tests import test_elf_differential as diff
 except ImportError:  # pragma: no cover
-    import elf_corpus as ec  # type: ignore[no-redef]
+    import elf_oracle as ec  # type: ignore[no-redef]
     import test_elf_differential as diff  # type: ignore[no-redef]
 
 # ldscope machine name → (directory, Debian package, class, endianness)
@@ -44,7 +44,7 @@ def cross_files(machine: str) -> list[str]:
     directory, package, _bits, _endian = CROSS[machine]
     if not os.path.isdir(directory):
         pytest.skip(f"{directory} absent: install {package} (apt-get install {package})")
-    files = ec._regular_elf_files(ec._listdir(directory), max_bytes=8 * 1024 * 1024)
+    files = ec.regular_elf_files(ec.listdir(directory), max_bytes=8 * 1024 * 1024)
     if not files:
         pytest.skip(f"no ELF files in {directory}: install {package}")
     return files

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 import resource
+import shutil
 import struct
 import time
 import tracemalloc
@@ -37,11 +38,12 @@ from ldscope.elf._hashlookup import HashedNames, lookup_exported
 from ldscope.elf._relocs import copy_relocated_symbols, relr_count
 from ldscope.elf._structs import elf_dtypes
 from ldscope.errors import InputFormatError
+from tests.conftest import batches
 
 try:  # tests/ as a package (tests/__init__.py) or as plain rootdir modules
-    from tests import elf_corpus as ec
+    from tests import elf_oracle as ec
 except ImportError:  # pragma: no cover
-    import elf_corpus as ec  # type: ignore[no-redef]
+    import elf_oracle as ec  # type: ignore[no-redef]
 
 BATCHES = 8
 CASES_PER_BATCH = 2500  # 8 × 2500 = 20,000 cases
@@ -244,7 +246,7 @@ def strip_section_headers(data: bytes) -> bytes:
 
 @cache
 def load_seeds(workdir: Path) -> tuple[Seed, ...]:
-    with ec._locked(workdir):  # built once per run, whichever xdist worker comes first
+    with ec.locked(workdir):  # built once per run, whichever xdist worker comes first
         marker = workdir / ".built"
         if not marker.exists():
             ec.build_fixtures(workdir, only=NATIVE_SEEDS)
@@ -265,7 +267,7 @@ def load_seeds(workdir: Path) -> tuple[Seed, ...]:
 
 @pytest.fixture(scope="session")
 def seeds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Seed, ...]:
-    if ec.shutil.which("gcc") is None:
+    if shutil.which("gcc") is None:
         pytest.skip("gcc is needed to build the fuzzing seeds")
     found = load_seeds(ec.shared_workdir(tmp_path_factory.getbasetemp()) / "fuzz-seeds")
     assert {"libfix_tiny.so", "fix_tiny_exe", "fix_tiny.o"} <= {s.name for s in found}
@@ -717,7 +719,7 @@ def test_regressions_first(seeds: tuple[Seed, ...], traced: object, tmp_path: Pa
 
 
 # ------------------------------------------------------------------------ the fuzzer
-@pytest.mark.parametrize("batch", range(BATCHES))
+@pytest.mark.parametrize("batch", batches(BATCHES))
 def test_mutated_files_parse_or_raise_input_format_error(
     seeds: tuple[Seed, ...], batch: int, traced: object, tmp_path: Path
 ) -> None:

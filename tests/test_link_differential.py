@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import batches
 from tests.link_campaign import CampaignResult, run_campaign, run_scenarios
 from tests.link_gen import Scenario
 from tests.link_oracle import available_linkers
@@ -28,7 +29,6 @@ REGRESSIONS = Path(__file__).with_name("link_regressions.json")
 ACCEPTED: dict[tuple[str, int], str] = {}
 
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.skipif(shutil.which("gcc") is None or not LINKERS, reason="needs gcc and linkers"),
 ]
 
@@ -39,7 +39,7 @@ def check(result: CampaignResult) -> None:
     assert not bad, "\n\n".join(d.describe() for d in bad[:3])
 
 
-@pytest.mark.parametrize("batch", range(BATCHES))
+@pytest.mark.parametrize("batch", batches(BATCHES))
 def test_random_scenarios(tmp_path: Path, batch: int) -> None:
     result = run_campaign(tmp_path, batch * PER_BATCH, PER_BATCH, LINKERS, per_batch=PER_BATCH)
     for linker in LINKERS:
@@ -47,6 +47,7 @@ def test_random_scenarios(tmp_path: Path, batch: int) -> None:
     check(result)
 
 
+@pytest.mark.slow
 def test_fixed_regressions(tmp_path: Path) -> None:
     cases = json.loads(REGRESSIONS.read_text())
     scenarios = [Scenario.from_json(json.dumps(c["scenario"])) for c in cases]

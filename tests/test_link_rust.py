@@ -18,8 +18,9 @@ from ldscope.linker.frontend._logparse import find_link_in_log
 from tests.link_oracle import parse
 
 CARGO = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")
-pytestmark = pytest.mark.skipif(not os.path.exists(CARGO) or shutil.which("gcc") is None,
-                                reason="cargo (and gcc) needed")
+pytestmark = [pytest.mark.slow,  # a real cargo build
+              pytest.mark.skipif(not os.path.exists(CARGO) or shutil.which("gcc") is None,
+                                 reason="cargo (and gcc) needed")]
 
 BUILD_RS = r'''
 use std::env;

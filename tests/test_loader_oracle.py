@@ -16,9 +16,9 @@ or a dlopen host program), and compared with `LoaderModel` aspect by aspect:
   with LD_BIND_NOW: the real LD_BIND_NOW run's outcome and undefined symbols (exec), the
   reference-at-a-time model's errors (dlopen, whose earlier dlopens the model takes as given)
 
-Random scenarios come from `loader_scenarios.generate(seed)` (seeds SEED_BASE ..
+Random scenarios come from `loader_oracle.generate.generate(seed)` (seeds SEED_BASE ..
 SEED_BASE + CHUNKS * PER_CHUNK; LDSCOPE_ORACLE_SEED moves the window), hand-written ones
-from `loader_scenarios.features()`, fixed disagreements from `loader_regressions`.
+from `loader_oracle.rules.features()` (one module per rule family), fixed disagreements from `loader_oracle.regressions`.
 Scenarios of the "chroot" world (ld.so.cache, default directories, DF_1_NODEFLIB in a
 sysroot) need root; elsewhere they are skipped.  LDSCOPE_ORACLE_STATS=DIR writes per-test
 agreement counts as JSON into DIR.
@@ -35,18 +35,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.loader_regressions import REGRESSIONS, Regression
-from tests.loader_scenarios import (
-    ASPECTS,
-    Checked,
-    Scenario,
-    chroot_available,
-    classify_error,
-    describe,
-    features,
-    generate,
-    run_batch,
-)
+from tests.conftest import batches
+from tests.loader_oracle.build import chroot_available
+from tests.loader_oracle.compare import ASPECTS, Checked, describe, run_batch
+from tests.loader_oracle.generate import generate
+from tests.loader_oracle.observe import classify_error
+from tests.loader_oracle.regressions import REGRESSIONS, Regression
+from tests.loader_oracle.rules import features
+from tests.loader_oracle.spec import Scenario
 
 CHUNKS = 12
 PER_CHUNK = 25
@@ -85,7 +81,7 @@ def _run(name: str, scenarios: list[Scenario], tmp_path: Path) -> list[Checked]:
     return results
 
 
-@pytest.mark.parametrize("chunk", range(CHUNKS))
+@pytest.mark.parametrize("chunk", batches(CHUNKS))
 def test_random_scenarios_agree_with_ld_so(chunk: int, tmp_path: Path) -> None:
     """25 seeded random scenarios per chunk: every compared aspect agrees with ld.so."""
     seeds = range(SEED_BASE + chunk * PER_CHUNK, SEED_BASE + (chunk + 1) * PER_CHUNK)

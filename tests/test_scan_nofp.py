@@ -117,6 +117,7 @@ def torch_scan() -> tuple[Path, dict[str, object]]:
     return env, doc
 
 
+@pytest.mark.slow  # builds a PyTorch venv on first use
 def test_torch_env_matches_ldd(torch_scan: tuple[Path, dict[str, object]]) -> None:
     env, doc = torch_scan
     files = files_by_path(doc)
@@ -132,6 +133,7 @@ def test_torch_env_matches_ldd(torch_scan: tuple[Path, dict[str, object]]) -> No
     assert problems == []
 
 
+@pytest.mark.slow
 def test_torch_env_only_real_failure_is_test_shim(torch_scan: tuple[Path, dict[str, object]]) -> None:
     """torch/bin/test_shim (a test binary in the wheel) has RUNPATH $ORIGIN (torch/bin), but
     its libraries are in torch/lib: ld.so cannot load it either (see docs/scan-oracle.md)."""

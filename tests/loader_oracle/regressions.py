@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.loader_scenarios import (
+from tests.loader_oracle.spec import (
     D,
     Dlopen,
     Exe,
