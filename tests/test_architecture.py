@@ -1,6 +1,6 @@
 """The layout holds what docs/architecture.md promises: the pipeline packages and nothing else
 at the top level, one capture of the process environment, one SARIF writer, a documented
-public API per package. (The layering itself is checked by import-linter in the test command.)"""
+public API per package, and the import-linter contracts of pyproject.toml."""
 
 from __future__ import annotations
 
@@ -21,6 +21,18 @@ PACKAGES = ("analysis", "cli", "cxx", "elf", "explain", "fixes", "inspection", "
 
 def _modules() -> list[Path]:
     return sorted(SRC.rglob("*.py"))
+
+
+def test_import_contracts_are_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    """The import-linter contracts of pyproject.toml: the pipeline's layers, no cycles
+    between siblings, private modules imported only from inside their package."""
+    from importlinter.cli import lint_imports
+
+    config = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    status = lint_imports(config_filename=str(config), no_cache=True, no_logo=True)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "3 kept, 0 broken" in out
 
 
 def test_only_the_pipeline_packages_and_three_modules_at_the_top() -> None:
