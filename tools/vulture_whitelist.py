@@ -11,6 +11,8 @@ scan
 load
 # The context-manager protocol passes these to __exit__.
 exc_type
+# Python calls a module's __getattr__ for names it lacks (PEP 562: ldscope's lazy API).
+__getattr__
 # Buffer protocols (RawBuffer) are used through indexing.
 _.__getitem__
 # Read from the file for readers' users: ELF header flags, a verneed entry's hash.

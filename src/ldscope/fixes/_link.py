@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ldscope.explain import DefinitionStatus, LinkError
+from ldscope.explain import Definition, DefinitionStatus, LinkError
 from ldscope.fixes._results import Edit, Fix
 from ldscope.linker import Simulation, simulate_argv
 from ldscope.linker.inputs import library_flag
@@ -55,66 +55,72 @@ def apply_edits(argv: tuple[str, ...], edits: tuple[Edit, ...]) -> tuple[str, ..
 
 
 def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate]:
-    """Candidate edits for the errors (bounded)."""
-    argv = sim.line.argv
+    """Candidate edits for the errors (bounded), in the order the errors came."""
     out: list[Candidate] = []
     seen: set[tuple[Edit, ...]] = set()
+    fatal_shown = any(x.shown for x in errors if x.kind != LinkErrorKind.MISSING_INPUT)
+    for i, e in enumerate(errors):
+        if e.shown or not fatal_shown:
+            _add(out, seen, _for_error(sim, e, i))
+    duplicate = next((i for i, e in enumerate(errors) if e.kind == LinkErrorKind.MULTIPLE_DEFINITION and e.shown), None)
+    if duplicate is not None:
+        _add(out, seen, [Candidate("--allow-multiple-definition (keeps the first definition; a workaround)",
+                                   (Edit("insert", 1, ("--allow-multiple-definition",)),), duplicate,
+                                   "a workaround, not a fix")])
+    return out
 
-    def add(c: Candidate) -> None:
+
+def _add(out: list[Candidate], seen: set[tuple[Edit, ...]], found: list[Candidate]) -> None:
+    for c in found:
         if c.edits not in seen and len(out) < MAX_CANDIDATES:
             seen.add(c.edits)
             out.append(c)
 
-    for i, e in enumerate(errors):
-        if not e.shown and any(x.shown for x in errors if x.kind != LinkErrorKind.MISSING_INPUT):
-            continue
-        p = e.argument_index
-        after = arg_end(argv, p) if p is not None else len(argv)
-        if e.kind == LinkErrorKind.DSO_MISSING:
-            for c in _dso_missing(sim, e, i, after):
-                add(c)
-            continue
-        if e.kind == LinkErrorKind.MISSING_INPUT and p is not None:
-            for c in _versioned_only(sim, e, i, p):
-                add(c)
-            continue
-        if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
-            continue
-        for d in e.defined_in:
-            a = d.argument_index
-            if d.status == DefinitionStatus.BEFORE_REFERRER and a is not None and p is not None:
-                words = argv[a:arg_end(argv, a)]
-                add(Candidate(f"repeat {' '.join(words)} after {argv[p]} (argument {p})",
-                              (Edit("insert", after, words),), i))
-                add(Candidate(f"move {' '.join(words)} (argument {a}) after {argv[p]} (argument {p})",
-                              (Edit("remove", a, (), len(words)), Edit("insert", after, words)), i))
-                add(Candidate(f"wrap arguments {a}..{p} in --start-group/--end-group",
-                              (Edit("insert", a, ("--start-group",)), Edit("insert", after, ("--end-group",))), i))
-            elif d.status == DefinitionStatus.DROPPED_AS_NEEDED and a is not None:
-                words = argv[a:arg_end(argv, a)]
-                if p is not None and p > a:
-                    add(Candidate(f"move {' '.join(words)} (argument {a}) after {argv[p]} (argument {p})",
-                                  (Edit("remove", a, (), len(words)), Edit("insert", after, words)), i))
-                add(Candidate(f"keep {' '.join(words)} with --no-as-needed",
-                              (Edit("insert", a, ("--push-state", "--no-as-needed")),
-                               Edit("insert", arg_end(argv, a), ("--pop-state",))), i))
-            elif d.status == DefinitionStatus.DT_NEEDED_ONLY:
-                add(Candidate(f"add {d.where} after {_at(argv, p)}", (Edit("insert", after, (d.where,)),), i))
-            elif d.status == DefinitionStatus.SEARCH_PATH:
-                flag = library_flag(d.where)
-                add(Candidate(f"add {flag} after {_at(argv, p)} ({d.where})",
-                              (Edit("insert", after, (flag,)),), i))
-        if e.kind == LinkErrorKind.SHLIB_UNDEFINED:
-            add(Candidate("--allow-shlib-undefined (only hides the problem: the program may fail to load)",
-                          (Edit("insert", 1, ("--allow-shlib-undefined",)),), i,
-                          "a workaround, not a fix"))
-    for i, e in enumerate(errors):
-        if e.kind == LinkErrorKind.MULTIPLE_DEFINITION and e.shown:
-            add(Candidate("--allow-multiple-definition (keeps the first definition; a workaround)",
-                          (Edit("insert", 1, ("--allow-multiple-definition",)),), i,
-                          "a workaround, not a fix"))
-            break
+
+def _for_error(sim: Simulation, e: LinkError, i: int) -> list[Candidate]:
+    """The candidates that follow from why error `i` happened."""
+    argv = sim.line.argv
+    p = e.argument_index
+    after = arg_end(argv, p) if p is not None else len(argv)
+    if e.kind == LinkErrorKind.DSO_MISSING:
+        return _dso_missing(sim, e, i, after)
+    if e.kind == LinkErrorKind.MISSING_INPUT:
+        return _versioned_only(sim, e, i, p) if p is not None else []
+    if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
+        return []
+    out = [c for d in e.defined_in for c in _for_definition(argv, d, i, p, after)]
+    if e.kind == LinkErrorKind.SHLIB_UNDEFINED:
+        out.append(Candidate("--allow-shlib-undefined (only hides the problem: the program may fail to load)",
+                             (Edit("insert", 1, ("--allow-shlib-undefined",)),), i, "a workaround, not a fix"))
     return out
+
+
+def _for_definition(argv: tuple[str, ...], d: Definition, i: int, p: int | None, after: int) -> list[Candidate]:
+    """Edits that would let the reference at `p` reach definition `d`, by why it did not."""
+    a = d.argument_index
+    if d.status == DefinitionStatus.BEFORE_REFERRER and a is not None and p is not None:
+        words = argv[a:arg_end(argv, a)]
+        return [Candidate(f"repeat {' '.join(words)} after {argv[p]} (argument {p})", (Edit("insert", after, words),), i),
+                Candidate(f"move {' '.join(words)} (argument {a}) after {argv[p]} (argument {p})",
+                          (Edit("remove", a, (), len(words)), Edit("insert", after, words)), i),
+                Candidate(f"wrap arguments {a}..{p} in --start-group/--end-group",
+                          (Edit("insert", a, ("--start-group",)), Edit("insert", after, ("--end-group",))), i)]
+    if d.status == DefinitionStatus.DROPPED_AS_NEEDED and a is not None:
+        words = argv[a:arg_end(argv, a)]
+        out = []
+        if p is not None and p > a:
+            out.append(Candidate(f"move {' '.join(words)} (argument {a}) after {argv[p]} (argument {p})",
+                                 (Edit("remove", a, (), len(words)), Edit("insert", after, words)), i))
+        out.append(Candidate(f"keep {' '.join(words)} with --no-as-needed",
+                             (Edit("insert", a, ("--push-state", "--no-as-needed")),
+                              Edit("insert", arg_end(argv, a), ("--pop-state",))), i))
+        return out
+    if d.status == DefinitionStatus.DT_NEEDED_ONLY:
+        return [Candidate(f"add {d.where} after {_at(argv, p)}", (Edit("insert", after, (d.where,)),), i)]
+    if d.status == DefinitionStatus.SEARCH_PATH:
+        flag = library_flag(d.where)
+        return [Candidate(f"add {flag} after {_at(argv, p)} ({d.where})", (Edit("insert", after, (flag,)),), i)]
+    return []
 
 
 def _versioned_only(sim: Simulation, e: LinkError, i: int, p: int) -> list[Candidate]:

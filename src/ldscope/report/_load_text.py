@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ldscope.explain import group_by_cause
+from ldscope.explain import CauseGroup, group_by_cause
 from ldscope.loader import LibraryResult, LoadReport, Problem
 from ldscope.report._style import styled
 from ldscope.vocab import FoundVia, ProblemKind, Severity
@@ -83,31 +83,35 @@ def render_problems(problems: list[Problem], verbose: bool, use_color: bool) -> 
     plural = "s" if count != 1 else ""
     lines = [f"{count} problem{plural}, {len(groups)} cause{'s' if len(groups) != 1 else ''}:"]
     for group in groups:
-        members = group.problems
-        first = group.root
-        color = "red" if first.severity == Severity.ERROR else "yellow"
-        tag = styled(f"{first.severity} [{first.when}]", color, use_color, True)
-        if first.cause_summary:
-            symbols = f" ({len(members)} symbols)" if len(members) > 1 else ""
-            lines.append(f"  {tag} {first.cause_summary}{symbols}")
-        elif first.kind == ProblemKind.UNRESOLVED_SYMBOL and len(members) > 1:
-            lines.append(f"  {tag} {first.file}: {len(members)} undefined symbols")
-        else:
-            lines.append(f"  {tag} {first.message}")
-        shown = members if verbose or len(members) <= 10 else members[:10]
-        for p in shown:
-            if p.kind == ProblemKind.UNRESOLVED_SYMBOL:
-                version = f" (version {p.version})" if p.version else ""
-                when = f" [{p.when}]" if p.when != first.when else ""
-                lines.append(f"      {p.symbol}{version}{when}")
-                if p.demangled:
-                    lines.append(f"        = {p.demangled}")
-            for n in p.near_misses[: (5 if verbose else 2)]:
-                lines.append(f"        near-miss: {n.explanation}")
-        if len(shown) < len(members):
-            lines.append(f"      … {len(members) - len(shown)} more (-v lists all)")
-        if first.kind == ProblemKind.MISSING_LIBRARY and first.tried and verbose:
-            lines.append("      tried, in order:")
-            for t in first.tried:
-                lines.append(f"        {t.path}  [{t.source}: {t.outcome}]")
+        lines += _cause(group, verbose, use_color)
+    return lines
+
+
+def _cause(group: CauseGroup, verbose: bool, use_color: bool) -> list[str]:
+    """One cause: its headline, its problems (symbols with near-misses), the paths tried."""
+    members = group.problems
+    first = group.root
+    color = "red" if first.severity == Severity.ERROR else "yellow"
+    tag = styled(f"{first.severity} [{first.when}]", color, use_color, True)
+    if first.cause_summary:
+        symbols = f" ({len(members)} symbols)" if len(members) > 1 else ""
+        lines = [f"  {tag} {first.cause_summary}{symbols}"]
+    elif first.kind == ProblemKind.UNRESOLVED_SYMBOL and len(members) > 1:
+        lines = [f"  {tag} {first.file}: {len(members)} undefined symbols"]
+    else:
+        lines = [f"  {tag} {first.message}"]
+    shown = members if verbose or len(members) <= 10 else members[:10]
+    for p in shown:
+        if p.kind == ProblemKind.UNRESOLVED_SYMBOL:
+            version = f" (version {p.version})" if p.version else ""
+            when = f" [{p.when}]" if p.when != first.when else ""
+            lines.append(f"      {p.symbol}{version}{when}")
+            if p.demangled:
+                lines.append(f"        = {p.demangled}")
+        lines += [f"        near-miss: {n.explanation}" for n in p.near_misses[: (5 if verbose else 2)]]
+    if len(shown) < len(members):
+        lines.append(f"      … {len(members) - len(shown)} more (-v lists all)")
+    if first.kind == ProblemKind.MISSING_LIBRARY and first.tried and verbose:
+        lines.append("      tried, in order:")
+        lines += [f"        {t.path}  [{t.source}: {t.outcome}]" for t in first.tried]
     return lines
