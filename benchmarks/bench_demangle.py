@@ -6,7 +6,7 @@ Usage::
     python benchmarks/bench_demangle.py                 # every ELF file under the default roots
     python benchmarks/bench_demangle.py --quick         # libstdc++.so.6 and a Rust crate only
     python benchmarks/bench_demangle.py --roots /opt/x  # other roots
-    python benchmarks/bench_demangle.py --only ldscope  # just ldscope.cxx._demangle
+    python benchmarks/bench_demangle.py --only ldscope  # just ldscope.cxx.demangle
 
 Corpus: every ``_Z``/``_R`` name printed by ``nm -D --defined-only`` and ``nm`` for every
 ELF file (shared object, executable, object, archive) under the roots, plus the symbols of
@@ -283,12 +283,12 @@ def make_adapters() -> dict[str, Callable[[], Adapter]]:
         return _unchanged_is_none(run)
 
     def ldscope_() -> Adapter:
-        from ldscope.cxx._demangle import demangle
+        from ldscope.cxx import demangle
 
         return demangle
 
     return {
-        "ldscope.cxx._demangle": ldscope_,
+        "ldscope": ldscope_,
         "cxxfilt": cxxfilt_,
         "cpp-demangle": cpp_demangle_,
         "itanium-demangler": itanium_demangler_,
@@ -448,9 +448,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _time_batch(names: list[str]) -> None:
-    """Throughput of ``ldscope.cxx._demangle.demangle_many`` (best of 3) on the corpus and libstdc++."""
+    """Throughput of ``ldscope.cxx.demangle_many`` (best of 3) on the corpus and libstdc++."""
     try:
-        from ldscope.cxx._demangle import demangle_many
+        from ldscope.cxx import demangle_many
     except ImportError:
         return
     std = [n for n in names if "GLIBCXX" in n or "CXXABI" in n]

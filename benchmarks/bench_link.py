@@ -23,9 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ldscope.linker._simulate import simulate_argv
-from ldscope.linker.frontend._cmdline import resolve_link_line
-from ldscope.linker.inputs._facts import FactsCache
+from ldscope.linker import link_environment, resolve_link_line, simulate_argv
+from ldscope.linker.inputs import FactsCache
 
 ARCHIVES = 4
 
@@ -129,7 +128,7 @@ def predict(inputs: list[str], cwd: Path) -> tuple[float, float]:
     """Time ldscope's prediction in-process, with a cold facts cache each run."""
     def go() -> None:
         line = resolve_link_line(["ld.bfd", "-o", "out.bin", "-e", "main", *inputs], cwd=str(cwd))
-        sim = simulate_argv(line, cache=FactsCache())
+        sim = simulate_argv(line, environment=link_environment(cache=FactsCache()))
         if not sim.links:
             raise RuntimeError("predicted failure")
     return best(go, False)

@@ -21,8 +21,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from ldscope.elf import ElfFile
-from ldscope.elf._file import is_elf
+from ldscope.elf import ElfFile, is_elf
 
 
 def read_all(path: str) -> tuple[int, int]:
