@@ -3,11 +3,25 @@ share one root cause: the near-miss engines for load and link, and cause groupin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ldscope.explain._causes import CauseGroup, cause_of, group_by_cause, problem_key
-from ldscope.explain._link import LinkExplainer
 from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
 from ldscope.explain._load import EXPLAINED_KINDS, NearMissFinder, ReportExplainer, explain
 from ldscope.explain._load_index import SharedIndex
+
+if TYPE_CHECKING:
+    from ldscope.explain._link import LinkExplainer
+
+
+def __getattr__(name: str) -> Any:
+    """The link explainer, imported on first use: loads and scans never need the link model."""
+    if name == "LinkExplainer":
+        from ldscope.explain._link import LinkExplainer
+
+        return LinkExplainer
+    raise AttributeError(f"module 'ldscope.explain' has no attribute {name!r}")
+
 
 __all__ = [
     "EXPLAINED_KINDS",

@@ -22,6 +22,19 @@ from ldscope.loader._search import LoadedObject, Searcher
 from ldscope.vocab import FoundVia, ProblemKind, Severity, When
 
 
+@dataclass(slots=True)
+class _LibraryRecord:
+    """A LibraryResult while the simulation still adds requesters to it."""
+
+    name: str
+    path: str | None
+    found_via: FoundVia | None
+    needed_by: list[str]
+    tried: tuple[TriedPath, ...]
+    soname: str | None
+    depth: int
+
+
 @dataclass
 class Process:
     """The simulated process: every loaded object, the global scope, the record of searches."""
@@ -31,7 +44,7 @@ class Process:
     objects: list[LoadedObject] = field(default_factory=list)
     global_scope: list[LoadedObject] = field(default_factory=list)
     main: LoadedObject | None = None
-    libraries: dict[tuple[str, str | None, FoundVia | None], LibraryResult] = field(default_factory=dict)
+    libraries: dict[tuple[str, str | None, FoundVia | None], _LibraryRecord] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
     def find_loaded(self, name: str) -> LoadedObject | None:
@@ -47,9 +60,9 @@ class Process:
         key = (name, path, via)
         entry = self.libraries.get(key)
         if entry is None:
-            self.libraries[key] = LibraryResult(name, path, via, (requester,), tried, soname, depth)
+            self.libraries[key] = _LibraryRecord(name, path, via, [requester], tried, soname, depth)
         elif requester not in entry.needed_by:
-            self.libraries[key] = replace(entry, needed_by=(*entry.needed_by, requester))
+            entry.needed_by.append(requester)  # in place: a scan records ~10,000 of these
 
     def map_object(self, name: str, loader: LoadedObject | None, via_override: FoundVia | None = None,
                    depth: int = 0, dlopened: bool = False) -> LoadedObject | None:
@@ -149,7 +162,8 @@ class LoaderModel:
 
     def _report(self, target: str, host: Host, process: Process,
                 bindings: list[Binding]) -> LoadReport:
-        libraries = tuple(process.libraries.values())
+        libraries = tuple(LibraryResult(r.name, r.path, r.found_via, tuple(r.needed_by), r.tried, r.soname, r.depth)
+                          for r in process.libraries.values())
         env_problems = tuple(
             Problem(ProblemKind.UNREADABLE_FILE, Severity.WARNING, "ld.so.cache", text, When.NEVER)
             for text in self.env.problems

@@ -5,7 +5,6 @@ from __future__ import annotations
 from ldscope.analysis import LinkReport
 from ldscope.explain import LinkError
 from ldscope.fixes import Fix
-from ldscope.linker import POLICIES
 from ldscope.vocab import LinkErrorKind
 
 
@@ -51,6 +50,8 @@ def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = F
 
 
 def _verdict(report: LinkReport, verbose: bool) -> list[str]:
+    from ldscope.linker import POLICIES  # the link model is loaded once there is a link report
+
     policy = POLICIES.get(report.linker)
     label = policy.label if policy is not None else report.linker
     shown = [e for e in report.errors if e.shown and e.kind != LinkErrorKind.UNDEFINED_WARNING]
