@@ -250,8 +250,8 @@ class ElfImage:
         """Definitions of one name in dynsym order, without building the whole name index."""
         if self._definitions is not None:
             return self._definitions.get(name, [])
+        arrays = self.definition_arrays  # interns this image's names: only then can `name` have an id
         name_id = self._table.id_of(name)
-        arrays = self.definition_arrays
         if name_id is None or not arrays.unique_ids.size:
             return []
         pos = int(np.searchsorted(arrays.unique_ids, name_id))
