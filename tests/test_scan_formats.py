@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -336,3 +337,17 @@ def test_sarif_locations_of_several_targets_resolve_to_their_files(tree: Path) -
         resolved.add((r["ruleId"], uri))
     assert ("missing-library", f"file://{tree}/bin/app") in resolved
     assert ("unresolved-symbol", f"file://{tree}/lib/liblazy.so") in resolved
+
+
+def test_dotless_program_names_are_scanned(tmp_path: Path) -> None:
+    """`cmake`, `c`, `md` are whole names, not suffixes: an ELF called so is scanned."""
+    true = Path("/bin/true").resolve()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("cmake", "c", "md"):
+        shutil.copy2(true, bindir / name)
+    (bindir / "notes.md").write_text("# not native\n")
+    code, doc, _ = scan_json(str(tmp_path))
+    scanned = {os.path.basename(p) for p in files_by_path(doc)}
+    assert {"cmake", "c", "md"} <= scanned
+    assert "notes.md" not in scanned

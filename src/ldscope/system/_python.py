@@ -148,7 +148,8 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
                     for line in fh:
                         rel = line.split(",", 1)[0]
                         # Only native files are looked up by owner: skip sources and bytecode.
-                        if rel and rel.rpartition(".")[2] not in NEVER_NATIVE:
+                        base = rel.rpartition("/")[2]
+                        if rel and not ("." in base and base.rpartition(".")[2] in NEVER_NATIVE):
                             files.append(os.path.normpath(os.path.join(site, rel)))
             except OSError:
                 pass
