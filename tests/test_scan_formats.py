@@ -348,6 +348,7 @@ def test_dotless_program_names_are_scanned(tmp_path: Path) -> None:
         shutil.copy2(true, bindir / name)
     (bindir / "notes.md").write_text("# not native\n")
     code, doc, _ = scan_json(str(tmp_path))
+    assert code == 0
     scanned = {os.path.basename(p) for p in files_by_path(doc)}
     assert {"cmake", "c", "md"} <= scanned
     assert "notes.md" not in scanned

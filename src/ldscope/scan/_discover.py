@@ -90,7 +90,7 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
             for entry in it:  # hot: 50,000 entries in a Python prefix, hence the locals
                 name = entry.name
                 # Only a real suffix counts: `cmake`, `c` and `md` are programs' whole names.
-                stem, dot, suffix = name.rpartition(".")
+                _stem, dot, suffix = name.rpartition(".")
                 if dot and ".so" not in name and suffix in never and entry.is_file(
                         follow_symlinks=False):
                     skipped += 1  # source, text and bytecode: no stat, no sort
