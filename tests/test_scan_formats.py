@@ -77,7 +77,8 @@ def test_json_document_fields(tree: Path) -> None:
     assert code == 1
     assert doc["schema"] == "ldscope.scan/1"
     assert set(doc) == {"schema", "targets", "summary", "files", "findings", "skipped", "errors"}
-    assert doc["targets"] == [{"spec": str(tree), "kind": "directory", "path": str(tree), "interpreter": None}]
+    assert doc["targets"] == [{"spec": str(tree), "kind": "directory", "path": str(tree), "interpreter": None,
+                               "chosen_because": None}]
     files = files_by_path(doc)
     assert set(files) == {f"{tree}/{p}" for p in ("lib/libok.so", "lib/liblazy.so", "bin/app",
                                                   "a/libdup.so.1", "b/libdup.so.1")}
@@ -352,3 +353,40 @@ def test_dotless_program_names_are_scanned(tmp_path: Path) -> None:
     scanned = {os.path.basename(p) for p in files_by_path(doc)}
     assert {"cmake", "c", "md"} <= scanned
     assert "notes.md" not in scanned
+
+
+def _fake_env(top: Path, marker: str) -> Path:
+    """A minimal environment holding one library, recognised by `marker` (pyvenv.cfg, conda-meta)."""
+    site = top / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    if marker == "conda-meta":
+        (top / marker).mkdir()
+    else:
+        (top / marker).write_text("home = /usr/bin\n")
+    (site / "ok.c").write_text("int ok(void) { return 0; }\n")
+    run(["gcc", "-shared", "-fPIC", "-o", "libok.so", "ok.c"], cwd=site)
+    return top
+
+
+@pytest.mark.parametrize("variable", ["VIRTUAL_ENV", "CONDA_PREFIX"])
+def test_default_target_is_the_activated_environment(tmp_path: Path, variable: str) -> None:
+    """No TARGET: VIRTUAL_ENV, then CONDA_PREFIX, and the first line says which and why."""
+    env_dir = _fake_env(tmp_path / "activated", "conda-meta" if variable == "CONDA_PREFIX" else "pyvenv.cfg")
+    variables = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    variables[variable] = str(env_dir)
+    proc = scan_process(env=variables)
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith(f"scanned environment {env_dir}"), first
+    assert f"{variable} is set" in first
+    assert "1 native files" in proc.stdout
+    doc = json.loads(scan_process("--format", "json", env=variables).stdout)
+    assert doc["targets"][0]["path"] == str(env_dir)
+    assert variable in doc["targets"][0]["chosen_because"]
+
+
+def test_virtual_env_wins_over_conda_prefix(tmp_path: Path) -> None:
+    venv = _fake_env(tmp_path / "venv", "pyvenv.cfg")
+    conda = _fake_env(tmp_path / "conda", "conda-meta")
+    variables = {**os.environ, "VIRTUAL_ENV": str(venv), "CONDA_PREFIX": str(conda)}
+    first = scan_process(env=variables).stdout.splitlines()[0]
+    assert first.startswith(f"scanned environment {venv}") and "VIRTUAL_ENV is set" in first

@@ -46,8 +46,9 @@ def scan(
 ) -> None:
     """Check that every native file in TARGETs loads, each in its real host context.
 
-    With no TARGET: the Python environment ldscope runs in (site-packages, bin, lib), its
-    interpreter as host. A TARGET may be a Python environment (venv, conda env, prefix),
+    With no TARGET: the activated environment (VIRTUAL_ENV, then CONDA_PREFIX), else the
+    Python environment ldscope runs in (site-packages, bin, lib), its interpreter as host;
+    the first line says which and why. A TARGET may be a Python environment (venv, conda env, prefix),
     a directory tree, a wheel (.whl, read in place), or a single file; --root scans a root
     filesystem. Executables load as themselves, extension modules are imported by the
     environment's interpreter (RTLD_NOW) with the libraries of their Requires-Dist already

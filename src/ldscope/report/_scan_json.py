@@ -26,7 +26,8 @@ def scan_json(result: ScanResult) -> dict[str, Any]:
     """The ldscope.scan/1 document."""
     return {
         "schema": SCAN_SCHEMA,
-        "targets": [{"spec": t.spec, "kind": t.kind, "path": t.path, "interpreter": t.interpreter}
+        "targets": [{"spec": t.spec, "kind": t.kind, "path": t.path, "interpreter": t.interpreter,
+                     "chosen_because": t.chosen_because}
                     for t in result.targets],
         "summary": result.summary(),
         "files": [

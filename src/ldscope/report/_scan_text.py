@@ -31,7 +31,8 @@ def _summary(result: ScanResult, use_color: bool) -> list[str]:
     lines = []
     for t in result.targets:
         interp = f" (interpreter {t.interpreter})" if t.interpreter else ""
-        lines.append(f"scanned {t.kind} {t.path}{interp}")
+        why = f" — {t.chosen_because}" if t.chosen_because else ""
+        lines.append(f"scanned {t.kind} {t.path}{interp}{why}")
     by_kind = s["by_kind"]
     assert isinstance(by_kind, dict)
     kinds = ", ".join(f"{n} {_PLURAL.get(k, k) if n != 1 else k}" for k, n in by_kind.items()) or "no native files"

@@ -29,6 +29,7 @@ class ScanTarget:
     path: str
     interpreter: str | None = None
     paths: tuple[str, ...] = ()  # the files of a FILES batch
+    chosen_because: str | None = None  # why a default target (no TARGET given) is this one
 
 
 def resolve_targets(specs: tuple[str, ...], python: str | None, root: str | None) -> tuple[list[ScanTarget], list[str]]:
@@ -57,13 +58,25 @@ def resolve_targets(specs: tuple[str, ...], python: str | None, root: str | None
 
 
 def _default_target(python: str | None, root: str | None) -> ScanTarget:
-    """No target given: the root filesystem, the --python's environment, or this one."""
+    """No target given: the root filesystem, the --python's environment, the activated
+    environment (VIRTUAL_ENV, then CONDA_PREFIX, as ruff and uv do), or the one ldscope runs in."""
     if root is not None:
-        return ScanTarget(root, TargetKind.ROOT, os.path.abspath(root))
-    env = system.environment_of_interpreter(python) if python is not None else system.running_environment()
-    spec = python if python is not None else "(this environment)"
-    interpreter = env.interpreter if python is not None else system.running_interpreter()
-    return ScanTarget(spec, TargetKind.ENVIRONMENT, env.prefix, interpreter)
+        return ScanTarget(root, TargetKind.ROOT, os.path.abspath(root), chosen_because="--root given")
+    if python is not None:
+        env = system.environment_of_interpreter(python)
+        return ScanTarget(python, TargetKind.ENVIRONMENT, env.prefix, env.interpreter,
+                          chosen_because="the environment of --python")
+    variables = system.process_environment()
+    for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        prefix = variables.get(variable)
+        if prefix and os.path.isdir(prefix) and system.looks_like_environment(prefix):
+            env = system.describe_environment(os.path.abspath(prefix))
+            return ScanTarget(prefix, TargetKind.ENVIRONMENT, env.prefix, env.interpreter,
+                              chosen_because=f"no TARGET given: {variable} is set (the activated environment)")
+    env = system.running_environment()
+    return ScanTarget("(this environment)", TargetKind.ENVIRONMENT, env.prefix, system.running_interpreter(),
+                      chosen_because="no TARGET given and neither VIRTUAL_ENV nor CONDA_PREFIX is set: "
+                                     "the environment ldscope runs in")
 
 
 def batched(targets: list[ScanTarget]) -> list[ScanTarget]:
