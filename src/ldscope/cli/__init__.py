@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Iterable
 
 import click
 
@@ -57,8 +58,19 @@ def cli() -> None:
     """
 
 
+# The loader variables that choose which code ld.so maps into a process. A simulation models
+# them, but in ldscope's own process they can break its dependencies (an old libstdc++ on
+# LD_LIBRARY_PATH fails `import numpy`), so main() runs ldscope again without them.
+LOADER_VARIABLES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")
+# Their original values, as a JSON object, for the re-executed ldscope; also the marker that it
+# was re-executed. Read by system.process_environment(), which names it system.SIMULATED_LOADER_ENV
+# (not imported from there: `ldscope.system` imports numpy).
+SIMULATED_LOADER_ENV = "LDSCOPE_SIMULATED_LOADER_ENV"
+
+
 def main() -> None:
     """Console-script entry point."""
+    _reexec_without_loader_variables()
     # numpy's OpenBLAS starts a thread per core at import; ldscope does no linear algebra.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
@@ -84,3 +96,100 @@ def _exit_now(code: object) -> None:
     except BrokenPipeError:
         code = 1
     os._exit(code or 0)
+
+
+def _reexec_without_loader_variables() -> None:
+    """Replace this process by ldscope without LD_LIBRARY_PATH, LD_PRELOAD and LD_AUDIT, their
+    values carried in SIMULATED_LOADER_ENV; return (and go on here) when none is set or exec fails."""
+    carried = {name: os.environ[name] for name in LOADER_VARIABLES if os.environ.get(name)}
+    # An empty value changes nothing in ld.so; the marker means this is already the re-exec.
+    if not carried or SIMULATED_LOADER_ENV in os.environ or not sys.executable:
+        return
+    import json
+
+    env = {name: value for name, value in os.environ.items() if name not in carried}
+    env[SIMULATED_LOADER_ENV] = json.dumps(carried)
+    if "LD_LIBRARY_PATH" in carried:
+        original, origin = carried["LD_LIBRARY_PATH"], _executable_origin()
+        mapped = _mapped_files()
+        if mapped is None:
+            # No /proc: keep the directories that hold a libpython, so the interpreter still starts.
+            mapped = _libpythons_in(original, origin)
+        kept = interpreter_library_path(original, mapped, origin)
+        if kept:
+            env["LD_LIBRARY_PATH"] = kept
+    if all(env.get(name) == os.environ.get(name) for name in LOADER_VARIABLES):
+        return  # only what the interpreter itself needs is set: a re-exec would change nothing
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        os.execve(sys.executable, _child_argv(), env)
+    except OSError:
+        return  # go on in this process, as before
+
+
+def interpreter_library_path(original: str, mapped: Iterable[str], origin: str = "") -> str:
+    """The directories of LD_LIBRARY_PATH `original` from which a libpython*.so among `mapped`
+    (paths as /proc/self/maps shows them) was loaded, in order, ':'-joined ('' when none)."""
+    libpythons = {os.path.realpath(path) for path in mapped if _is_libpython(os.path.basename(path))}
+    kept = []
+    # ld.so splits LD_LIBRARY_PATH at ':' and ';'; an empty element is the working directory.
+    for entry in original.replace(";", ":").split(":"):
+        directory = entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)
+        # ld.so opened directory/NAME; the maps show where that resolved through symlinks.
+        if any(os.path.realpath(os.path.join(directory, os.path.basename(lib))) == lib for lib in libpythons):
+            kept.append(entry)
+    return ":".join(kept)
+
+
+def _is_libpython(name: str) -> bool:
+    """libpython3.11.so.1.0, libpython3.12d.so, libpython3.so: what the interpreter may need to start."""
+    return name.startswith("libpython") and ".so" in name
+
+
+def _mapped_files() -> list[str] | None:
+    """The files mapped into this process, from /proc/self/maps (None when it cannot be read)."""
+    try:
+        with open("/proc/self/maps", encoding=sys.getfilesystemencoding(), errors="surrogateescape") as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return None
+    # address perms offset dev inode path: the path is the sixth field and may contain spaces.
+    fields = (line.split(maxsplit=5) for line in lines)
+    return [f[5].removesuffix(" (deleted)") for f in fields if len(f) == 6 and f[5].startswith("/")]
+
+
+def _libpythons_in(library_path: str, origin: str) -> list[str]:
+    """Every libpython*.so in the directories of `library_path` (when /proc/self/maps is unreadable)."""
+    found = []
+    for entry in library_path.replace(";", ":").split(":"):
+        directory = entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)
+        try:
+            names = os.listdir(directory or ".")
+        except OSError:
+            continue
+        found += [os.path.join(directory, name) for name in names if _is_libpython(name)]
+    return found
+
+
+def _executable_origin() -> str:
+    """What ld.so expands $ORIGIN to for the main program: the directory of /proc/self/exe."""
+    try:
+        return os.path.dirname(os.readlink("/proc/self/exe"))
+    except OSError:
+        return os.path.dirname(os.path.realpath(sys.executable))
+
+
+def _child_argv() -> list[str]:
+    """This command line again under sys.executable: `python -m ldscope ARGS` or the console
+    script with the same interpreter options; `-m ldscope ARGS` when the line is not known."""
+    args = sys.argv[1:]
+    original = sys.orig_argv
+    # orig_argv is [python, options..., -m ldscope | script | -c code, args...].
+    if len(original) > len(args) and original[len(original) - len(args):] == args:
+        return [sys.executable, *original[1:]]
+    return [sys.executable, "-m", "ldscope", *args]

@@ -20,6 +20,7 @@ class HostKind(Words):
     EXECUTABLE = "executable"  # exec'ed: the file is the main program
     PYTHON = "python"  # imported by a Python interpreter (RTLD_NOW)
     DLOPEN = "dlopen"  # dlopen'ed by a minimal host program
+    CTYPES = "ctypes"  # dlopen'ed by ctypes.CDLL in a Python interpreter (RTLD_NOW | RTLD_LOCAL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,7 @@ class Host:
     preload: tuple[str, ...] = ()  # dlopen'ed earlier with RTLD_GLOBAL
     loaded: tuple[str, ...] = ()  # dlopen'ed earlier with RTLD_LOCAL
     now: bool = False  # dlopen flags include RTLD_NOW
+    context: str | None = None  # what `loaded` is, compactly ("after import torch (…: 9 files)")
 
     def describe(self) -> str:
         """One line naming the host, for reports."""
@@ -38,11 +40,15 @@ class Host:
             base = "executable (loads as itself)"
         elif self.kind == HostKind.PYTHON:
             base = f"python extension imported by {self.executable} (RTLD_NOW)"
+        elif self.kind == HostKind.CTYPES:
+            base = f"library loaded by ctypes.CDLL in {self.executable} (RTLD_NOW|RTLD_LOCAL)"
         elif self.executable:
             base = f"shared library dlopen'ed by {self.executable}"
         else:
             base = f"shared library dlopen'ed by a minimal host ({'RTLD_NOW' if self.now else 'RTLD_LAZY'})"
-        extras = [f"preload {p}" for p in self.preload] + [f"loaded {p}" for p in self.loaded]
+        extras = [f"preload {p}" for p in self.preload]
+        # The process state a scan assumes is summarised; paths given by hand are listed.
+        extras += [self.context] if self.context else [f"loaded {p}" for p in self.loaded]
         return base + (f"; {', '.join(extras)}" if extras else "")
 
 
@@ -68,9 +74,9 @@ def choose_host(path: str, image: ElfImage, kind: HostKind | None = None, python
             kind = HostKind.PYTHON
         else:
             kind = HostKind.DLOPEN
-    if kind == HostKind.PYTHON:
+    if kind in (HostKind.PYTHON, HostKind.CTYPES):
         exe = os.path.realpath(python) if python else running_interpreter()
-        return Host(HostKind.PYTHON, exe, preload, loaded, True)
+        return Host(kind, exe, preload, loaded, True)
     if kind == HostKind.EXECUTABLE:
         return Host(HostKind.EXECUTABLE, None, preload, loaded)
     return Host(HostKind.DLOPEN, None, preload, loaded, bool(now))

@@ -8,15 +8,17 @@ from dataclasses import dataclass, field, replace
 
 from ldscope import system
 from ldscope.errors import InputFormatError
-from ldscope.loader import ElfImage, Host, HostKind, ImageCache, LoadReport, Problem
+from ldscope.loader import ElfImage, ImageCache, LoadReport, Problem
 from ldscope.scan._discover import Candidate, Discovery, Skipped, classify_head, walk_tree
 from ldscope.scan._findings import Finding, collect_findings, environment_findings
+from ldscope.scan._process import PythonProcessModel
 from ldscope.scan._runner import (
     FileResult,
     Job,
     NativeKind,
     ScanSettings,
     ScanState,
+    library_job,
     make_state,
     plan_jobs,
     run_jobs,
@@ -89,6 +91,7 @@ class _TargetFiles:
     distributions: list[system.Distribution] = field(default_factory=list)
     activation: tuple[str, ...] = ()
     root: str | None = None
+    site_packages: tuple[str, ...] = ()  # set for environments and wheels scanned with one
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,7 @@ def _discover(target: ScanTarget, settings: ScanSettings, with_env: str | None) 
         for top in env.scan_roots:
             walk_tree(top, found.discovery)
         found.distributions = system.read_distributions(env.site_packages)
+        found.site_packages = env.site_packages
         found.activation = env.activation_scripts
     elif target.kind == TargetKind.WHEEL:
         _discover_wheel(target, with_env, found)
@@ -134,6 +138,7 @@ def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFile
     if mount_env is not None:
         found.python = found.python or mount_env.interpreter
         found.distributions = system.read_distributions(mount_env.site_packages)
+        found.site_packages = mount_env.site_packages
     discovery = found.discovery
     for vpath in overlay.virtual_files():
         info = overlay.members[vpath]
@@ -179,17 +184,19 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     state = _state_for(found, settings, states)
     discovery = found.discovery
     candidates, images = _images(state.images, discovery.candidates, discovery.skipped)
-    jobs, libraries = plan_jobs(state, candidates, found.python or system.running_interpreter(),
-                                found.distributions, discovery.skipped, images)
+    python = found.python or system.running_interpreter()
+    model = _process_model(found, candidates, images, python)
+    jobs, libraries = plan_jobs(state, candidates, python, images, model)
     results, reports, covered = _run(state, jobs, progress, discovery)
-    leftovers = [Job(c, NativeKind.LIBRARY, Host(HostKind.DLOPEN, None, settings.preload, settings.loaded, False))
-                 for c in libraries if c.path not in covered]
+    leftovers = [library_job(state, c, images[c.path], python, model) for c in libraries if c.path not in covered]
     more, more_reports, _ = _run(state, leftovers, progress, discovery, record_covered=False)
     results += more
     reports += more_reports
+    report_of = dict(reports)
     for c in libraries:
         if c.path in covered:
-            own = _problems_of(c.path, reports)
+            # Its verdict is that of the load that checked it: its own and its dependencies' problems there.
+            own = problems_within(os.path.normpath(c.host_path), report_of[covered[c.path]])
             loads = not any(p.severity == Severity.ERROR for p in own)
             results.append(FileResult(c.path, NativeKind.LIBRARY, loads, own, None, covered[c.path]))
     # Files named one by one are separate targets: two of them sharing a SONAME is no
@@ -221,13 +228,48 @@ def _run(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | No
     return results, reports, covered
 
 
-def _problems_of(path: str, reports: list[tuple[str, LoadReport]]) -> tuple[Problem, ...]:
+def problems_within(library: str, report: LoadReport) -> tuple[Problem, ...]:
+    """The problems of `report` that concern `library` or what it needs, directly or not
+    (a missing dependency two levels down is the library's problem too)."""
+    needs: dict[str, set[str | None]] = {}
+    for lib in report.libraries:
+        for needer in lib.needed_by:
+            needs.setdefault(os.path.normpath(needer), set()).add(
+                os.path.normpath(lib.path) if lib.path else None)
+    within = {library}
+    queue = [library]
+    while queue:
+        for dep in needs.get(queue.pop(), ()):
+            if dep is not None and dep not in within:
+                within.add(dep)
+                queue.append(dep)
     seen: dict[tuple[object, ...], Problem] = {}
-    for _target, report in reports:
-        for p in report.problems:
-            if os.path.normpath(p.file) == path:
-                seen.setdefault((p.kind, p.symbol, p.version, p.library, p.message), p)
+    for p in report.problems:
+        if os.path.normpath(p.file) in within:
+            seen.setdefault((p.kind, p.symbol, p.version, p.library, p.message), p)
     return tuple(seen.values())
+
+
+def _process_model(found: _TargetFiles, candidates: list[Candidate], images: dict[str, ElfImage],
+                   python: str) -> PythonProcessModel | None:
+    """The Python process model of an environment (or a wheel scanned with one), else None."""
+    if not found.site_packages:
+        return None
+    abi = system.interpreter_abi(python, root=found.root)
+    suffixes = abi.extension_suffixes if abi is not None else (".so",)
+    graph = system.ImportGraph(found.site_packages, suffixes)
+    owner_of: dict[str, system.Distribution] = {}
+    for d in found.distributions:
+        for f in d.files:
+            owner_of[f] = d
+    sonames: dict[str, list[str]] = {}
+    for c in candidates:
+        path = os.path.normpath(c.host_path)
+        image = images[c.path]
+        for name in {image.soname, os.path.basename(path)} - {None}:
+            assert name is not None
+            sonames.setdefault(name, []).append(path)
+    return PythonProcessModel(found.distributions, graph, owner_of, sonames)
 
 
 def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | None = None,

@@ -20,8 +20,9 @@ from ldscope.loader import (
     choose_host,
     is_python_extension,
 )
-from ldscope.scan._discover import Candidate, Skipped
-from ldscope.system import Distribution, OSFileSystem, requirement_closure
+from ldscope.scan._discover import Candidate
+from ldscope.scan._process import PythonProcessModel
+from ldscope.system import OSFileSystem
 from ldscope.vocab import Words
 
 # Forking workers, and sending their reports back, costs about a tenth of a second: jobs run
@@ -137,47 +138,51 @@ def plan_jobs(
     state: ScanState,
     candidates: list[Candidate],
     host_python: str | None,
-    distributions: list[Distribution],
-    skipped: list[Skipped],
     images_by_path: dict[str, ElfImage],
+    model: PythonProcessModel | None = None,
 ) -> tuple[list[Job], list[Candidate]]:
-    """Decide the host of every file; returns (jobs for executables/extensions, libraries)."""
-    by_name = {d.name: d for d in distributions}
-    owner: dict[str, Distribution] = {}
-    for d in distributions:
-        for f in d.files:
-            owner[f] = d
-    ext_by_dist: dict[str, list[str]] = {}
+    """Decide the host of every file; returns (jobs for executables/extensions, libraries).
+
+    With a Python process model, an extension is imported after what its package's import
+    and its distribution's requirements load (see `_process`)."""
     jobs: list[Job] = []
     libraries: list[Candidate] = []
-    kinds: dict[str, NativeKind] = {}
-    image_of = images_by_path
+    settings = state.settings
     for c in candidates:
         image = images_by_path[c.path]
         kind = classify(c, image)
-        kinds[c.path] = kind
-        if kind == NativeKind.EXTENSION:
-            dist = owner.get(os.path.normpath(c.host_path))
-            if dist is not None:
-                ext_by_dist.setdefault(dist.name, []).append(c.path)
-    for c in candidates:
-        kind = kinds[c.path]
         if kind == NativeKind.EXECUTABLE:
-            host = choose_host(c.path, image_of[c.path], HostKind.EXECUTABLE, None, state.settings.preload,
-                               state.settings.loaded)
+            host = choose_host(c.path, image, HostKind.EXECUTABLE, None, settings.preload, settings.loaded)
             jobs.append(Job(c, kind, host))
         elif kind == NativeKind.EXTENSION:
-            assumed: list[str] = []
-            dist = owner.get(os.path.normpath(c.host_path))
-            if dist is not None:
-                for dep in requirement_closure(dist, by_name):
-                    assumed.extend(ext_by_dist.get(dep.name, []))
-            host = choose_host(c.path, image_of[c.path], HostKind.PYTHON, host_python or state.settings.python,
-                               state.settings.preload, tuple(state.settings.loaded) + tuple(assumed))
-            jobs.append(Job(c, kind, host, tuple(assumed)))
+            context = model.for_extension(os.path.normpath(c.host_path), model.owner_of.get(
+                os.path.normpath(c.host_path))) if model is not None else None
+            assumed = context.loaded if context is not None else ()
+            host = choose_host(c.path, image, HostKind.PYTHON, host_python or settings.python,
+                               settings.preload, tuple(settings.loaded) + assumed)
+            if context is not None and context.summary():
+                host = replace(host, context=context.summary())
+            jobs.append(Job(c, kind, host, assumed))
         else:
             libraries.append(c)
     return jobs, libraries
+
+
+def library_job(state: ScanState, candidate: Candidate, image: ElfImage, host_python: str | None,
+                model: PythonProcessModel | None) -> Job:
+    """A library no scanned file loads: ctypes.CDLL in the environment's interpreter after
+    its package (with a process model), else dlopen by a minimal host."""
+    settings = state.settings
+    if model is None:
+        return Job(candidate, NativeKind.LIBRARY,
+                   Host(HostKind.DLOPEN, None, settings.preload, settings.loaded, False))
+    path = os.path.normpath(candidate.host_path)
+    context = model.for_library(path, model.owner_of.get(path), image.needed)
+    host = choose_host(candidate.path, image, HostKind.CTYPES, host_python or settings.python,
+                       settings.preload, tuple(settings.loaded) + context.loaded)
+    if context.summary():
+        host = replace(host, context=context.summary())
+    return Job(candidate, NativeKind.LIBRARY, host, context.loaded)
 
 
 def run_jobs(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | None = None,

@@ -7,7 +7,9 @@ process environment (`process_environment`).
 
 from __future__ import annotations
 
+from ldscope.system._dpkg import DebianOwners, PackageOwner
 from ldscope.system._environment import (
+    SIMULATED_LOADER_ENV,
     environment_or_process,
     home_directory,
     process_environment,
@@ -49,6 +51,14 @@ from ldscope.system._platform import (
     x86_64_level,
     x86_isa_bits,
 )
+from ldscope.system._pyabi import (
+    InterpreterABI,
+    extension_tag_of,
+    interpreter_abi,
+    module_name_for,
+    wheel_tag_problems,
+)
+from ldscope.system._pyimports import ImportClosure, ImportGraph
 from ldscope.system._python import (
     Distribution,
     PythonEnvironment,
@@ -74,15 +84,21 @@ from ldscope.system._toolchain import (
 __all__ = [
     "MACHINES",
     "MAX_MEMBER_BYTES",
+    "SIMULATED_LOADER_ENV",
     "X86_ISA_BASELINE",
     "CacheEntry",
     "CacheLookupContext",
     "CpuFeatures",
+    "DebianOwners",
     "Distribution",
+    "ImportClosure",
+    "ImportGraph",
+    "InterpreterABI",
     "LdCache",
     "LdSoConf",
     "Machine",
     "OSFileSystem",
+    "PackageOwner",
     "PythonEnvironment",
     "WheelOverlay",
     "abi_name",
@@ -95,11 +111,13 @@ __all__ = [
     "driver_dry_run",
     "environment_of_interpreter",
     "environment_or_process",
+    "extension_tag_of",
     "find_interpreter",
     "find_program",
     "gold_search_dirs",
     "home_directory",
     "hwcaps_subdirs",
+    "interpreter_abi",
     "known_machine",
     "ld_so_conf_dirs",
     "legacy_hwcap_bits",
@@ -108,6 +126,7 @@ __all__ = [
     "load_ld_cache",
     "looks_like_environment",
     "machine",
+    "module_name_for",
     "multiarch_triplet",
     "normalize_machine",
     "normalize_name",
@@ -125,6 +144,7 @@ __all__ = [
     "rust_sysroot",
     "search_path",
     "search_subdirs",
+    "wheel_tag_problems",
     "x86_64_level",
     "x86_isa_bits",
 ]

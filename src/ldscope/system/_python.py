@@ -24,8 +24,17 @@ class Distribution:
     """An installed distribution: its name, files and unconditional requirements."""
 
     name: str
-    files: tuple[str, ...]  # absolute paths from RECORD
+    files: tuple[str, ...]  # absolute paths from RECORD (native candidates only)
     requires: tuple[str, ...]  # normalised names, environment markers without `extra` only
+    version: str | None = None
+    top_level: tuple[str, ...] = ()  # the importable top-level names RECORD installs
+    requirements: tuple[str, ...] = ()  # those Requires-Dist lines as written (specifiers, markers)
+    site: str | None = None  # the site-packages directory it is installed in
+
+    @property
+    def label(self) -> str:
+        """"torch 2.13.0": the name and version, for messages."""
+        return f"{self.name} {self.version}" if self.version else self.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +144,7 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
                 continue
             name = normalize_name(next(iter(headers.get("name", [])), os.path.basename(info).split("-")[0]))
             requires = []
+            requirements = []
             for req in headers.get("requires-dist", []):
                 spec, _, marker = req.partition(";")
                 if "extra" in marker:
@@ -142,19 +152,41 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
                 m = _REQ_NAME.match(spec)
                 if m:
                     requires.append(normalize_name(m.group(1)))
+                    requirements.append(req)
             files = []
+            top: dict[str, None] = {}
             try:
                 with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as fh:
                     for line in fh:
                         rel = line.split(",", 1)[0]
-                        # Only native files are looked up by owner: skip sources and bytecode.
                         base = rel.rpartition("/")[2]
+                        top_name = _top_level_name(rel)
+                        if top_name:
+                            top[top_name] = None
+                        # Only native files are looked up by owner: skip sources and bytecode.
                         if rel and not ("." in base and base.rpartition(".")[2] in NEVER_NATIVE):
                             files.append(os.path.normpath(os.path.join(site, rel)))
             except OSError:
                 pass
-            dists.append(Distribution(name, tuple(files), tuple(requires)))
+            version = next(iter(headers.get("version", [])), None)
+            dists.append(Distribution(name, tuple(files), tuple(requires), version, tuple(top),
+                                      tuple(requirements), site))
     return dists
+
+
+def _top_level_name(rel: str) -> str | None:
+    """The top-level module a RECORD entry installs (`torch/nn/x.py` -> torch), if any."""
+    first, slash, rest = rel.partition("/")
+    if not first or first.startswith(".") or first == "__pycache__":
+        return None
+    if slash:
+        if first.endswith((".dist-info", ".data", ".libs", ".egg-info")) or not first.isidentifier():
+            return None
+        return first if rest == "__init__.py" or rest.endswith(".py") or ".so" in rest else None
+    stem = first.split(".", 1)[0]
+    if first.endswith(".py") or (".so" in first and first.count(".") >= 1):
+        return stem if stem.isidentifier() and stem != "__init__" else None
+    return None
 
 
 def _metadata_headers(text: str) -> dict[str, list[str]]:

@@ -1,0 +1,305 @@
+"""Which extension modules `import X` loads: a static import graph read from the Python files.
+
+Nothing is executed: module files are read as text and their import statements found by
+line. A full `ast` parse would be exact but costs about 0.3 s per MB of source (torch's import
+closure alone is ~25 MB); the line scanner below reads the same closure in well under a second.
+It keeps what matters for loading: imports that run when the module runs (module level, `if`,
+`with` and class bodies), not those inside functions or under `if TYPE_CHECKING:`; imports
+inside a `try:` whose handler does not re-raise are optional (their failure is swallowed).
+Dynamic imports (`importlib.import_module`, module `__getattr__`) are not seen.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+from dataclasses import dataclass
+
+# The lines that open or close blocks, and the import statements. Other lines are skipped.
+_LINE = re.compile(
+    r"^(?:([ \t]*)(?:(async[ \t]+def|def|class|try|except|finally|else|elif|if|with|for|while|raise)\b(.*)"
+    r"|(from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*(?:\\\n[^\n#;]*)*)|import[ \t]+[^\n#;]+))"
+    r"|(?=[^\s#]))",
+    re.M,
+)
+_FROM = re.compile(r"from\s+([.\w]+)\s+import\s*\(?([^)#;]*)\)?", re.S)
+_OPENS_BLOCK = re.compile(r":[ \t]*(?:#[^\n]*)?$", re.M)
+_TYPE_CHECKING = re.compile(r"^\s*(?:typing\.)?TYPE_CHECKING\s*:")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_MAX_SOURCE = 4 << 20  # a module bigger than this is generated data, not imports
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFile:
+    """Where a dotted module name resolved: a package, a source module or an extension."""
+
+    name: str
+    path: str  # __init__.py, module.py, the extension file, or the namespace package directory
+    is_package: bool
+    is_extension: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ImportClosure:
+    """The extension files an import loads, in load order; `required`: their failure fails it."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        """Every extension file the import loads when all of them load."""
+        return self.required + tuple(p for p in self.optional if p not in self.required)
+
+
+class Guard(enum.Enum):
+    """What stands between an import statement and its module failing with it."""
+
+    NONE = "none"  # module level: its failure fails the importing module
+    CONDITION = "condition"  # under an `if` or in a handler: runs only sometimes
+    TRY = "try"  # in a `try:` whose handlers swallow the error: failure survived
+    PARENT = "parent"  # a parent package of the module a statement imports (imported first)
+
+
+@dataclass(slots=True)
+class _Block:
+    indent: int
+    kind: str  # def, skip (TYPE_CHECKING), try, except (the try's handlers), cond, other
+    reraises: bool = False  # for a try: one of its handlers raises
+
+
+class ImportGraph:
+    """The static import graph of the modules under some site-packages directories."""
+
+    def __init__(self, site_packages: tuple[str, ...], extension_suffixes: tuple[str, ...]) -> None:
+        self.site_packages = site_packages
+        self.extension_suffixes = extension_suffixes
+        self._listing: dict[str, frozenset[str]] = {}
+        self._resolved: dict[str, ModuleFile | None] = {}
+        self._imports: dict[str, tuple[tuple[str, Guard], ...]] = {}
+
+    # ----------------------------------------------------------------- resolution
+    def _names_in(self, directory: str) -> frozenset[str]:
+        names = self._listing.get(directory)
+        if names is None:
+            try:
+                names = frozenset(os.listdir(directory))
+            except OSError:
+                names = frozenset()
+            self._listing[directory] = names
+        return names
+
+    def resolve(self, name: str) -> ModuleFile | None:
+        """The file a dotted module name is imported from, or None (stdlib, not installed)."""
+        if name in self._resolved:
+            return self._resolved[name]
+        found: ModuleFile | None = None
+        parts = name.split(".")
+        if len(parts) > 1:
+            parent = self.resolve(".".join(parts[:-1]))
+            dirs = []
+            if parent is not None and parent.is_package:
+                dirs = [parent.path if os.path.isdir(parent.path) else os.path.dirname(parent.path)]
+        else:
+            dirs = list(self.site_packages)
+        leaf = parts[-1]
+        for directory in dirs:
+            found = self._find_in(directory, name, leaf)
+            if found is not None:
+                break
+        self._resolved[name] = found
+        return found
+
+    def _find_in(self, directory: str, name: str, leaf: str) -> ModuleFile | None:
+        names = self._names_in(directory)
+        if leaf in names:
+            sub = os.path.join(directory, leaf)
+            if "__init__.py" in self._names_in(sub):
+                return ModuleFile(name, os.path.join(sub, "__init__.py"), True, False)
+        # The importer's order: extension suffixes first, then source (FileFinder's loaders).
+        for suffix in self.extension_suffixes:
+            if leaf + suffix in names:
+                return ModuleFile(name, os.path.join(directory, leaf + suffix), False, True)
+        if leaf + ".py" in names:
+            return ModuleFile(name, os.path.join(directory, leaf + ".py"), False, False)
+        if leaf in names and os.path.isdir(os.path.join(directory, leaf)):
+            return ModuleFile(name, os.path.join(directory, leaf), True, False)  # namespace package
+        return None
+
+    # ----------------------------------------------------------------- statements
+    def _imports_of(self, module: ModuleFile) -> tuple[tuple[str, Guard], ...]:
+        """(absolute module name, guard) for each import the module runs, in order; `import
+        a.b` and `from a.b import c` also run a and a.b, so those come first."""
+        cached = self._imports.get(module.path)
+        if cached is not None:
+            return cached
+        result: list[tuple[str, Guard]] = []
+        if not module.is_extension and module.path.endswith(".py"):
+            try:
+                with open(module.path, "rb") as fh:
+                    source = fh.read(_MAX_SOURCE).decode("utf-8", "replace")
+            except OSError:
+                source = ""
+            package = module.name if module.is_package else module.name.rpartition(".")[0]
+            for name, guard in _scan_imports(source, package):
+                parts = name.split(".")
+                # The parents are imported first; only the module named is what the try guards.
+                result.extend((".".join(parts[:i]), guard if i == len(parts) else Guard.PARENT)
+                              for i in range(1, len(parts) + 1))
+        self._imports[module.path] = tuple(result)
+        return self._imports[module.path]
+
+    def closure(self, name: str) -> ImportClosure:
+        """The extension files `import name` loads (its parent packages first), in load order.
+
+        Required: reached by imports that are not guarded, through modules the code never
+        imports under a swallowing `try:` anywhere (a package that guards an import of M is
+        prepared for M to fail, wherever else it imports M).
+        """
+        parts = name.split(".")
+        roots = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        guarded: set[str] = set()
+        seen: set[str] = set()
+        stack = list(reversed(roots))
+        while stack:  # first pass: every module reached, and which are imported under a try
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            module = self.resolve(current)
+            if module is None or module.is_extension:
+                continue
+            top = current.partition(".")[0]
+            for child, guard in self._imports_of(module):
+                # Another package's module imported under a swallowing try: optional for all.
+                if guard == Guard.TRY and child.partition(".")[0] != top:
+                    guarded.add(child)
+                if child not in seen:
+                    stack.append(child)
+        required: list[str] = []
+        optional: list[str] = []
+        state: dict[str, bool] = {}  # module -> reached by a required path
+        walk: list[tuple[str, bool]] = [(r, True) for r in reversed(roots)]
+        while walk:  # second pass, depth first in statement order: the load order
+            current, is_required = walk.pop()
+            before = state.get(current)
+            if before is not None and (before or not is_required):
+                continue
+            state[current] = is_required
+            module = self.resolve(current)
+            if module is None:
+                continue
+            if module.is_extension:
+                (required if is_required else optional).append(module.path)
+                continue
+            children = [(child, is_required and guard != Guard.TRY and not _within(child, guarded))
+                        for child, guard in self._imports_of(module)]
+            walk.extend(reversed(children))
+        return ImportClosure(tuple(required), tuple(p for p in dict.fromkeys(optional) if p not in required))
+
+
+def _within(name: str, modules: set[str]) -> bool:
+    """True if `name` is one of `modules` or inside one of them."""
+    while True:
+        if name in modules:
+            return True
+        name, dot, _ = name.rpartition(".")
+        if not dot:
+            return False
+
+
+def _absolute(target: str, package: str) -> str | None:
+    """`from ..x import` inside `package` -> the absolute module name."""
+    if not target.startswith("."):
+        return target
+    dots = len(target) - len(target.lstrip("."))
+    base = package.split(".") if package else []
+    if dots - 1 > len(base):
+        return None
+    base = base[: len(base) - (dots - 1)]
+    rest = target[dots:]
+    return ".".join([*base, rest] if rest else base) or None
+
+
+def _statement_imports(statement: str, package: str) -> list[str]:
+    """The modules one import statement imports (for `from M import a`, M and maybe M.a)."""
+    if statement.startswith("from"):
+        m = _FROM.match(statement)
+        if m is None:
+            return []
+        module = _absolute(m.group(1), package)
+        if module is None:
+            return []
+        names = [n.split()[0] for n in m.group(2).replace("\\\n", " ").split(",") if n.strip()]
+        # `from M import a`: a may be a submodule; the resolver decides (no such file: skipped).
+        return [module] + [f"{module}.{n}" for n in names if _NAME.fullmatch(n)]
+    body = statement[len("import"):].replace("\\\n", " ")
+    return [part.split()[0] for part in body.split(",") if part.strip() and _NAME.match(part.strip())]
+
+
+def _block_end(indent: int) -> re.Pattern[str]:
+    """The first code line indented no deeper than `indent`: where a block opened there ends."""
+    pattern = _BLOCK_END.get(indent)
+    if pattern is None:
+        pattern = _BLOCK_END[indent] = re.compile(r"^[ \t]{0,%d}(?=[^\s#])".replace("%d", str(indent)), re.M)
+    return pattern
+
+
+_BLOCK_END: dict[int, re.Pattern[str]] = {}
+
+
+def _scan_imports(source: str, package: str) -> list[tuple[str, Guard]]:
+    """The imports a module's code runs when it is imported, each with what guards it."""
+    entries: list[tuple[str, bool, list[_Block]]] = []
+    blocks: list[_Block] = []
+    pos = 0
+    while True:
+        m = _LINE.search(source, pos)
+        if m is None:
+            break
+        pos = m.end() + 1
+        indent = len(m.group(1).expandtabs()) if m.group(1) else 0
+        keyword, rest, statement = m.group(2), m.group(3), m.group(4)
+        continues = keyword in ("except", "finally", "else", "elif")
+        while blocks and (blocks[-1].indent > indent or (blocks[-1].indent == indent and not continues)):
+            blocks.pop()
+        if continues and blocks and blocks[-1].indent == indent:
+            if keyword in ("except", "finally") and blocks[-1].kind in ("try", "except"):
+                blocks[-1].kind = "except"
+            continue
+        if keyword is None and statement is None:
+            continue  # a statement at column 0: it closed every block
+        if (keyword is not None and keyword.endswith("def")) or (
+                keyword == "if" and rest and _TYPE_CHECKING.match(rest)):
+            # A function body runs when called, not on import: skip to where it ends (most
+            # of a package's source is function bodies, so this is most of the speed).
+            body = m.end()
+            if not _OPENS_BLOCK.search(m.group(0)):  # a signature over several lines
+                colon = _OPENS_BLOCK.search(source, m.end())
+                body = colon.end() if colon is not None else len(source)
+            end = _block_end(indent).search(source, body)
+            pos = end.start() if end is not None else len(source)
+            continue
+        if keyword == "if":
+            blocks.append(_Block(indent, "cond"))
+        elif keyword == "try":
+            blocks.append(_Block(indent, "try"))
+        elif keyword in ("class", "with", "for", "while"):
+            blocks.append(_Block(indent, "other"))
+        elif keyword == "raise":
+            handler = next((b for b in reversed(blocks) if b.kind == "except"), None)
+            if handler is not None:
+                handler.reraises = True
+        elif statement is not None and (indent == 0 or blocks):
+            # (An indented import outside any block seen is in a string or a lost context.)
+            conditional = any(b.kind in ("cond", "except") for b in blocks)
+            guards = [b for b in blocks if b.kind == "try"]
+            entries.extend((name, conditional, guards) for name in _statement_imports(statement, package))
+    out: list[tuple[str, Guard]] = []
+    for name, conditional, guards in entries:
+        if any(not g.reraises for g in guards):
+            out.append((name, Guard.TRY))
+        else:
+            out.append((name, Guard.CONDITION if conditional else Guard.NONE))
+    return out
