@@ -93,15 +93,16 @@ def test_json_document_fields(tree: Path) -> None:
     assert isinstance(lazy, list) and len(lazy) == 1
     # The problem objects are ldscope.load/1's.
     assert set(lazy[0]) == {"kind", "severity", "file", "symbol", "demangled", "version", "library", "when",
-                            "message", "cause", "cause_summary", "tried", "near_misses"}
+                            "message", "cause", "cause_summary", "follow_on_symbols", "tried", "near_misses"}
     assert (lazy[0]["kind"], lazy[0]["symbol"], lazy[0]["when"]) == ("unresolved-symbol", "gone", "first-call")
     summary = doc["summary"]
     assert summary == {
         "files_seen": 6, "native_files": 5, "by_kind": {"executable": 1, "library": 4},
         "loads": 3, "fails": 2,
-        # app's `dep` is unresolved too (ldd -r says so): counted, but grouped under its cause.
+        # app's `dep` is unresolved too (ldd -r says so), but ld.so stops at the missing
+        # library first: it is counted under that problem (follow_on_symbols), not listed.
         "problems_by_kind": {"duplicate-soname": 1, "missing-library": 1, "unreadable-file": 1,
-                             "unresolved-symbol": 2},
+                             "unresolved-symbol": 1},
         "findings": 4, "skipped": 1, "unreadable": 1,
     }
     kinds = [(f["severity"], f["kind"]) for f in findings_of(doc)]
@@ -112,8 +113,9 @@ def test_json_document_fields(tree: Path) -> None:
         assert set(f) == {"cause", "severity", "kind", "title", "files", "problems"}
         assert f["files"] and f["problems"] and f["title"]
     missing = next(f for f in findings_of(doc) if f["kind"] == "missing-library")
-    assert [(p["kind"], p["library"] or p["symbol"]) for p in missing["problems"]] == [  # type: ignore[attr-defined]
-        ("missing-library", "libdep.so.2"), ("unresolved-symbol", "dep")]
+    assert [(p["kind"], p["library"] or p["symbol"], p["follow_on_symbols"])  # type: ignore[index]
+            for p in missing["problems"]] == [  # type: ignore[attr-defined]
+        ("missing-library", "libdep.so.2", 1)]
     dup = findings_of(doc)[-1]
     assert sorted(dup["files"]) == [f"{tree}/a/libdup.so.1", f"{tree}/b/libdup.so.1"]  # type: ignore[type-var]
     assert doc["skipped"] == [{"path": f"{tree}/lib/libnotelf.so",

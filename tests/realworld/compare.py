@@ -110,6 +110,9 @@ class Comparison:
     false_negatives: list[Disagreement] = field(default_factory=list)
     not_in_scan: list[str] = field(default_factory=list)  # truth has them, ldscope did not report them
     not_in_truth: list[str] = field(default_factory=list)  # ldscope's non-executables the truth never saw
+    # ldscope says it loads; the import fails in Python code after dlopen succeeded (a circular
+    # import, a missing Python dependency): not a loader failure, so not a false negative.
+    python_level: list[Disagreement] = field(default_factory=list)
 
     @property
     def disagreements(self) -> list[Disagreement]:
@@ -206,6 +209,9 @@ def compare(scan: Doc, truth: Doc) -> Comparison:
                                    for p in _list(s, "problems") if p.get("severity") == "error"),
             ldscope_findings=tuple(normalise(str(f.get("title")), roots) for f in named),
             cause=apparent_cause(verdict, t, s, named, roots, env_files))
+        if s["loads"] and t.get("mapped") and not LOADER_ERROR.search(str(t.get("root_error") or t.get("error"))):
+            out.python_level.append(d)
+            continue
         (out.false_negatives if s["loads"] else out.false_positives).append(d)
     return out
 
@@ -268,11 +274,11 @@ def markdown_table(comparisons: Iterable[Comparison], extra: dict[str, dict[str,
     extra = extra or {}
     columns = list(next(iter(extra.values()), {}).keys())
     head = ["env", "native files (ldscope)", "with truth", "compared", "agree", "FP", "FN",
-            "not in scan", "not in truth", *columns]
+            "Python-level", "not in scan", "not in truth", *columns]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in rows:
         cells = [c.env, c.native_files, c.with_truth, c.compared, c.agree, len(c.false_positives),
-                 len(c.false_negatives), len(c.not_in_scan), len(c.not_in_truth),
+                 len(c.false_negatives), len(c.python_level), len(c.not_in_scan), len(c.not_in_truth),
                  *(extra.get(c.env, {}).get(col, "") for col in columns)]
         out.append("| " + " | ".join(str(x) for x in cells) + " |")
     return "\n".join(out)
@@ -298,6 +304,11 @@ def grouped(comparisons: Iterable[Comparison], examples: int = 3) -> str:
             out.append(f"\n### {len(c.not_in_scan)} files with a truth that ldscope did not report")
             out += [f"    {p}" for p in c.not_in_scan]
         out.append("")
+    for c in comparisons:
+        if c.python_level:
+            out.append(f"## {c.env}: {len(c.python_level)} Python-level import failures (not loader failures; not counted)")
+            out += [d.describe() for d in c.python_level]
+            out.append("")
     return "\n".join(out)
 
 

@@ -56,7 +56,7 @@ from pathlib import Path
 from tests.realworld.build import BuiltEnv
 from tests.scan_support import CACHE_DIR, _locked
 
-TRUTH_VERSION = 3  # bump when how the truth is computed changes
+TRUTH_VERSION = 4  # bump when how the truth is computed changes
 SCHEMA = "ldscope-tests.truth/1"
 WORKERS = 2
 TIMEOUT = 180.0  # seconds per file (importing torch takes a few)
@@ -312,6 +312,11 @@ if {package!r}:
         importlib.import_module({package!r})
     except BaseException as e:
         R["package_error"] = type(e).__name__ + ": " + str(e)
+for user in {users!r}:  # the extensions that NEED it: it is really loaded as part of them
+    try:
+        importlib.import_module(user)
+    except BaseException as e:
+        R.setdefault("user_errors", []).append(user + ": " + type(e).__name__ + ": " + str(e))
 R["already_loaded"] = mapped(P)
 try:
     R["stage"] = "library"
@@ -335,9 +340,33 @@ def by_path_snippet(path: Path, name: str, parent: str | None) -> str:
             + _BY_PATH.format(parent_import=f"import {parent}" if parent else "pass", name=name))
 
 
-def library_snippet(path: Path, package: str | None) -> str:
-    """Import `package`, then `ctypes.CDLL(path)` (dlopen RTLD_NOW | RTLD_LOCAL)."""
-    return _HARNESS.format(marker=MARKER, path=str(path)) + _LIBRARY.format(package=package or "")
+def library_snippet(path: Path, package: str | None, users: tuple[str, ...] = ()) -> str:
+    """Import `package`, then the extension modules `users` (errors recorded), then
+    `ctypes.CDLL(path)` (dlopen RTLD_NOW | RTLD_LOCAL)."""
+    return _HARNESS.format(marker=MARKER, path=str(path)) + _LIBRARY.format(package=package or "",
+                                                                            users=tuple(users))
+
+
+def dynamic_names(path: Path) -> tuple[tuple[str, ...], str | None]:
+    """(DT_NEEDED names, DT_SONAME) of an ELF file, read with pyelftools (not ldscope)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
+    needed: list[str] = []
+    soname = None
+    try:
+        with open(path, "rb") as fh:
+            for section in ELFFile(fh).iter_sections():
+                if isinstance(section, DynamicSection):
+                    for tag in section.iter_tags():
+                        if tag.entry.d_tag == "DT_NEEDED":
+                            needed.append(tag.needed)
+                        elif tag.entry.d_tag == "DT_SONAME":
+                            soname = tag.soname
+    except (OSError, ELFError, ValueError):
+        pass
+    return tuple(needed), soname
 
 
 def run_snippet(python: Path, snippet: str, timeout: float = TIMEOUT) -> dict[str, object]:
@@ -373,7 +402,7 @@ def _site_relative(path: Path, site: Path) -> Path | None:
 
 
 def file_truth(built: BuiltEnv, path: Path, kind: str, owners: dict[str, Distribution],
-               suffixes: list[str]) -> dict[str, object]:
+               suffixes: list[str], users: dict[str, tuple[str, ...]] | None = None) -> dict[str, object]:
     """The truth for one native file of `built` (see the module docstring)."""
     site = built.site
     rel = _site_relative(path, site)
@@ -389,8 +418,14 @@ def file_truth(built: BuiltEnv, path: Path, kind: str, owners: dict[str, Distrib
         return entry
     if kind == "library":
         package = owning_package(rel, dist)
-        snippet = library_snippet(path, package)
-        entry.update(test=(f"import {package}; " if package else "") + f"ctypes.CDLL({str(path)!r})",
+        # A library that extension modules NEED is loaded as part of them (with their RPATH):
+        # import them first, as a process using it does; then dlopen it by path.
+        _, soname = dynamic_names(path)
+        needing = tuple(dict.fromkeys((users or {}).get(soname or path.name, ())
+                                      + (users or {}).get(path.name, ())))
+        snippet = library_snippet(path, package, needing)
+        entry.update(test=(f"import {package}; " if package else "")
+                     + "".join(f"import {u}; " for u in needing) + f"ctypes.CDLL({str(path)!r})",
                      snippet=snippet)
         entry.update(_outcome(run_snippet(built.python, snippet)))
         return entry
@@ -465,8 +500,15 @@ def compute_truth(built: BuiltEnv, workers: int = WORKERS) -> dict[str, object]:
     suffixes = list(probe["suffixes"])  # type: ignore[call-overload]
     owners = distributions(built.site)
     files = native_files(built.path)
+    users: dict[str, tuple[str, ...]] = {}
+    for path, kind in files:
+        rel = _site_relative(path, built.site)
+        name = module_name(rel, suffixes)[0] if kind == "extension" and rel is not None else None
+        if name is not None:
+            for needed in dynamic_names(path)[0]:
+                users[needed] = (*users.get(needed, ()), name)
     with ThreadPoolExecutor(workers) as pool:
-        entries = list(pool.map(lambda f: file_truth(built, f[0], f[1], owners, suffixes), files))
+        entries = list(pool.map(lambda f: file_truth(built, f[0], f[1], owners, suffixes, users), files))
     return {
         "schema": SCHEMA, "env": built.env.name, "path": str(built.path), "site": str(built.site), "key": built.key,
         "python": str(built.python), "extension_suffixes": suffixes, "workers": workers,

@@ -18,6 +18,7 @@ import numpy as np
 from ldscope.cxx import demangle
 from ldscope.errors import InputFormatError
 from ldscope.explain._causes import cause_of
+from ldscope.explain._follow_on import fold_follow_on
 from ldscope.explain._load_index import SharedIndex
 from ldscope.loader import ElfImage, ImageCache, LoadEnvironment, LoadReport, Problem
 from ldscope.system import Machine, home_directory, known_machine
@@ -471,7 +472,9 @@ class ReportExplainer:
         self._explained: dict[tuple[object, ...], Problem] = {}
 
     def explain(self, report: LoadReport) -> LoadReport:
-        """The report with near-misses attached, when any problem is of a kind that has them."""
+        """The report with near-misses attached, when any problem is of a kind that has them
+        (undefined symbols that follow from a missing library are counted under it first)."""
+        report = fold_follow_on(report)
         if not self.enabled or not any(p.kind in EXPLAINED_KINDS for p in report.problems):
             return report
         todo = [p for p in report.problems if _identity(p) not in self._explained]

@@ -46,6 +46,7 @@ class Problem:
     near_misses: tuple[NearMiss, ...] = ()
     cause: str | None = None  # grouping key for problems sharing one root cause
     cause_summary: str | None = None  # one line naming that shared cause
+    follow_on_symbols: int = 0  # undefined symbols ld.so never reaches because of this problem
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ def problem_json(p: Problem) -> dict[str, Any]:
         "message": p.message,
         "cause": p.cause,
         "cause_summary": p.cause_summary,
+        "follow_on_symbols": p.follow_on_symbols,
         "tried": [tried_json(t) for t in p.tried],
         "near_misses": [near_miss_json(n) for n in p.near_misses],
     }

@@ -31,6 +31,9 @@ PROBLEM_RULES: dict[ProblemKind, str] = {
     ProblemKind.ASSUMED_LOADED: "A library is found only because another one is loaded first.",
     ProblemKind.DUPLICATE_SONAME: "Two different files share one SONAME.",
     ProblemKind.FOUND_VIA_VARIABLE: "A library is found only through LD_LIBRARY_PATH.",
+    ProblemKind.NOT_IMPORTABLE: "An extension module's suffix is not one the interpreter imports.",
+    ProblemKind.INCOMPATIBLE_WHEEL: "No tag of the wheel fits the target interpreter and platform.",
+    ProblemKind.UNSATISFIED_REQUIREMENT: "An installed version does not satisfy a distribution's requirement.",
 }
 LINK_RULES: dict[LinkErrorKind, str] = {
     LinkErrorKind.UNDEFINED_REFERENCE: "A symbol an object references is defined nowhere in the link.",

@@ -12,6 +12,7 @@ from ldscope.loader import ElfImage, ImageCache, LoadReport, Problem
 from ldscope.scan._discover import Candidate, Discovery, Skipped, classify_head, walk_tree
 from ldscope.scan._findings import Finding, collect_findings, environment_findings
 from ldscope.scan._process import PythonProcessModel
+from ldscope.scan._python_checks import unsatisfied_requirements, wheel_problems
 from ldscope.scan._runner import (
     FileResult,
     Job,
@@ -185,9 +186,15 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     discovery = found.discovery
     candidates, images = _images(state.images, discovery.candidates, discovery.skipped)
     python = found.python or system.running_interpreter()
-    model = _process_model(found, candidates, images, python)
-    jobs, libraries = plan_jobs(state, candidates, python, images, model)
+    abi = system.interpreter_abi(python, root=found.root)
+    model = _process_model(found, candidates, images, python, abi)
+    jobs, libraries, never_imported = plan_jobs(state, candidates, python, images, model, abi)
     results, reports, covered = _run(state, jobs, progress, discovery)
+    for job, problem in never_imported:
+        # Python never imports it: nothing is loaded, the suffix is the whole story.
+        host = job.host.describe()
+        results.append(FileResult(job.candidate.path, job.kind, False, (problem,), host, None, job.assumed))
+        reports.append((job.candidate.path, LoadReport(job.candidate.path, host, False, (), (problem,))))
     leftovers = [library_job(state, c, images[c.path], python, model) for c in libraries if c.path not in covered]
     more, more_reports, _ = _run(state, leftovers, progress, discovery, record_covered=False)
     results += more
@@ -203,6 +210,11 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     # environment's duplicate.
     findings = environment_findings(candidates if target.kind != TargetKind.FILES else [], images, reports,
                                     found.activation, state.env)
+    python_level = unsatisfied_requirements(found.distributions, abi) if target.kind == TargetKind.ENVIRONMENT else []
+    if target.kind == TargetKind.WHEEL and abi is not None:
+        python_level += wheel_problems(target.path, abi, python)
+    findings += [Finding(p.cause or "", p.severity, p.kind, p.cause_summary or p.message, (p,), (p.file,))
+                 for p in python_level]
     results.sort(key=lambda r: r.path)
     return TargetScan(tuple(results), tuple(findings), discovery, tuple(reports))
 
@@ -251,11 +263,10 @@ def problems_within(library: str, report: LoadReport) -> tuple[Problem, ...]:
 
 
 def _process_model(found: _TargetFiles, candidates: list[Candidate], images: dict[str, ElfImage],
-                   python: str) -> PythonProcessModel | None:
+                   python: str, abi: system.InterpreterABI | None) -> PythonProcessModel | None:
     """The Python process model of an environment (or a wheel scanned with one), else None."""
     if not found.site_packages:
         return None
-    abi = system.interpreter_abi(python, root=found.root)
     suffixes = abi.extension_suffixes if abi is not None else (".so",)
     graph = system.ImportGraph(found.site_packages, suffixes)
     owner_of: dict[str, system.Distribution] = {}

@@ -29,7 +29,11 @@ class Finding:
 def _title(problems: tuple[Problem, ...]) -> str:
     first = problems[0]
     if first.cause_summary:
-        return first.cause_summary + (f" ({len(problems)} symbols)" if len(problems) > 1 else "")
+        if first.kind in (ProblemKind.UNRESOLVED_SYMBOL, ProblemKind.MISSING_VERSION) and len(problems) > 1:
+            return f"{first.cause_summary} ({len(problems)} symbols)"
+        if first.kind == ProblemKind.NOT_IMPORTABLE:
+            return f"{first.cause_summary}: {len(problems)} file{'s' if len(problems) != 1 else ''}"
+        return first.cause_summary
     if first.kind == ProblemKind.MISSING_LIBRARY:
         needers = sorted({p.file for p in problems})
         more = f" and {len(needers) - 1} more" if len(needers) > 1 else ""

@@ -22,7 +22,8 @@ from ldscope.loader import (
 )
 from ldscope.scan._discover import Candidate
 from ldscope.scan._process import PythonProcessModel
-from ldscope.system import OSFileSystem
+from ldscope.scan._python_checks import unimportable_extension
+from ldscope.system import InterpreterABI, OSFileSystem
 from ldscope.vocab import Words
 
 # Forking workers, and sending their reports back, costs about a tenth of a second: jobs run
@@ -140,13 +141,16 @@ def plan_jobs(
     host_python: str | None,
     images_by_path: dict[str, ElfImage],
     model: PythonProcessModel | None = None,
-) -> tuple[list[Job], list[Candidate]]:
-    """Decide the host of every file; returns (jobs for executables/extensions, libraries).
+    abi: InterpreterABI | None = None,
+) -> tuple[list[Job], list[Candidate], list[tuple[Job, Problem]]]:
+    """Decide the host of every file; returns (jobs for executables/extensions, libraries,
+    extensions the interpreter never imports with the problem saying so).
 
     With a Python process model, an extension is imported after what its package's import
     and its distribution's requirements load (see `_process`)."""
     jobs: list[Job] = []
     libraries: list[Candidate] = []
+    never_imported: list[tuple[Job, Problem]] = []
     settings = state.settings
     for c in candidates:
         image = images_by_path[c.path]
@@ -162,10 +166,14 @@ def plan_jobs(
                                settings.preload, tuple(settings.loaded) + assumed)
             if context is not None and context.summary():
                 host = replace(host, context=context.summary())
-            jobs.append(Job(c, kind, host, assumed))
+            wrong_tag = unimportable_extension(c.path, abi, host.executable or "") if abi else None
+            if wrong_tag is not None:
+                never_imported.append((Job(c, kind, host, assumed), wrong_tag))
+            else:
+                jobs.append(Job(c, kind, host, assumed))
         else:
             libraries.append(c)
-    return jobs, libraries
+    return jobs, libraries, never_imported
 
 
 def library_job(state: ScanState, candidate: Candidate, image: ElfImage, host_python: str | None,

@@ -250,9 +250,9 @@ def _wheel_arch(name: str) -> str:
 
 
 def _triplet(found: Machine, musl: bool, version: tuple[int, int]) -> str:
-    # CPython's configure names musl in the triplet from 3.13 (gh-87278); before, musl builds
-    # said -linux-gnu. Best effort: distributions patch this.
-    if musl and version >= (3, 13):
+    # CPython's configure names musl in the triplet from 3.11 (gh-87278, merged early 2022);
+    # before, musl builds said -linux-gnu. Best effort: distributions may patch this.
+    if musl and version >= (3, 11):
         return found.triplet.replace("-linux-gnu", "-linux-musl")
     return found.triplet
 

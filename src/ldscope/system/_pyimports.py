@@ -78,6 +78,7 @@ class ImportGraph:
         self._listing: dict[str, frozenset[str]] = {}
         self._resolved: dict[str, ModuleFile | None] = {}
         self._imports: dict[str, tuple[tuple[str, Guard], ...]] = {}
+        self._closures: dict[str, ImportClosure] = {}
 
     # ----------------------------------------------------------------- resolution
     def _names_in(self, directory: str) -> frozenset[str]:
@@ -151,14 +152,28 @@ class ImportGraph:
         return self._imports[module.path]
 
     def closure(self, name: str) -> ImportClosure:
-        """The extension files `import name` loads (its parent packages first), in load order.
+        """The extension files `import name` loads (its parent packages first), in load order."""
+        parts = name.split(".")
+        required: dict[str, None] = {}
+        optional: dict[str, None] = {}
+        for i in range(1, len(parts) + 1):
+            one = self._closure_of(".".join(parts[:i]))
+            required.update(dict.fromkeys(one.required))
+            optional.update(dict.fromkeys(one.optional))
+        return ImportClosure(tuple(required), tuple(p for p in optional if p not in required))
+
+    def _closure_of(self, name: str) -> ImportClosure:
+        """What running module `name` itself loads (memoised: every extension of a package
+        shares its parents' closures).
 
         Required: reached by imports that are not guarded, through modules the code never
         imports under a swallowing `try:` anywhere (a package that guards an import of M is
         prepared for M to fail, wherever else it imports M).
         """
-        parts = name.split(".")
-        roots = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        cached = self._closures.get(name)
+        if cached is not None:
+            return cached
+        roots = [name]
         guarded: set[str] = set()
         seen: set[str] = set()
         stack = list(reversed(roots))
@@ -196,7 +211,9 @@ class ImportGraph:
             children = [(child, is_required and guard != Guard.TRY and not _within(child, guarded))
                         for child, guard in self._imports_of(module)]
             walk.extend(reversed(children))
-        return ImportClosure(tuple(required), tuple(p for p in dict.fromkeys(optional) if p not in required))
+        result = ImportClosure(tuple(required), tuple(p for p in dict.fromkeys(optional) if p not in required))
+        self._closures[name] = result
+        return result
 
 
 def _within(name: str, modules: set[str]) -> bool:

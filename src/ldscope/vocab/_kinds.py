@@ -21,6 +21,9 @@ class ProblemKind(Words):
     ASSUMED_LOADED = "assumed-loaded"
     DUPLICATE_SONAME = "duplicate-soname"
     FOUND_VIA_VARIABLE = "found-via-variable"
+    NOT_IMPORTABLE = "not-importable"  # an extension whose suffix the interpreter never imports
+    INCOMPATIBLE_WHEEL = "incompatible-wheel"  # no tag of the wheel fits the interpreter/platform
+    UNSATISFIED_REQUIREMENT = "unsatisfied-requirement"  # Requires-Dist the installed version misses
 
 
 class When(Words):
