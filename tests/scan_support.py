@@ -453,6 +453,13 @@ def compare_with_ldd(entry: dict[str, object], ldd: LddResult) -> list[Disagreem
         needed = _needed(path)
         ldd_missing = {n for n in ldd_missing if n in needed}
     out = []
+    # ld.so stops at a missing library; ldscope counts the undefined symbols that follow from
+    # it under that problem (follow_on_symbols) where ldd -r lists them: same number.
+    problems = entry.get("problems") or []
+    assert isinstance(problems, list)
+    follow_on = sum(int(p.get("follow_on_symbols") or 0) for p in problems)
+    if follow_on and undefined <= ldd_undefined and len(undefined) + follow_on == len(ldd_undefined):
+        undefined = set(ldd_undefined)
     if undefined != ldd_undefined:
         out.append(Disagreement(path, "undefined symbols", sorted(undefined - ldd_undefined),
                                 sorted(ldd_undefined - undefined)))

@@ -32,6 +32,7 @@ _PY_API = re.compile(r"^_?Py[A-Z_]")
 _LIBPYTHON = re.compile(r"^libpython(\d+)\.(\d+)[a-z]*\.so")
 _VERSION_FAMILY = re.compile(r"^(.*?)(\d+(?:\.\d+)*)$")
 _UNSET = object()
+_PYTHON_HOSTS = ("python extension imported by", "library loaded by ctypes.CDLL in")
 
 
 class NearMissFinder:
@@ -186,7 +187,7 @@ class NearMissFinder:
         found: list[NearMiss] = []
         found.extend(self._other_versions(name, problem.version))
         if name.startswith("_Z"):
-            found.extend(self._cxx_signatures(name, problem.demangled))
+            found.extend(self._cxx_signatures(name, problem.demangled, problem.file))
         if _PY_API.match(name):
             found.extend(self._python_api(name))
         found.extend(self._not_exported(name))
@@ -217,7 +218,7 @@ class NearMissFinder:
             result.append(NearMiss(name, demangle(name), path, why, NearMissKind.OTHER_VERSION, score=0.95))
         return result
 
-    def _cxx_signatures(self, name: str, demangled: str | None) -> list[NearMiss]:
+    def _cxx_signatures(self, name: str, demangled: str | None, referrer: str = "") -> list[NearMiss]:
         from ldscope.cxx import DifferenceKind, compare_signatures, parse_signature
 
         if demangled is None:
@@ -226,7 +227,8 @@ class NearMissFinder:
         if not wanted.base_name:
             return []
         result: list[NearMiss] = []
-        sources = [(p, i, True) for p, i in self.scope()]
+        # A file's own definitions are never "another version" of what it references.
+        sources = [(p, i, True) for p, i in self.scope() if os.path.normpath(p) != os.path.normpath(referrer)]
         for path, img, in_scope in sources:
             for mangled, pretty in self.cxx_index(img, wanted.base_name):
                 if mangled == name:
@@ -245,7 +247,7 @@ class NearMissFinder:
                 elif found.qualified_name == wanted.qualified_name:
                     why = f"{path} defines {pretty}: {text}"
                     kind, score = NearMissKind.SIGNATURE_CHANGED, 0.9
-                elif DifferenceKind.NAMESPACE_MOVED in kinds:
+                elif DifferenceKind.NAMESPACE_MOVED in kinds and _moved_with_evidence(wanted.scope, found.scope):
                     why = f"{path} defines {pretty}: {text}"
                     kind, score = NearMissKind.NAMESPACE_MOVED, 0.75
                 else:
@@ -257,6 +259,10 @@ class NearMissFinder:
         return result[:5]
 
     def _python_api(self, name: str) -> list[NearMiss]:
+        # "Built for another Python" needs a Python process that lacks the symbol and another
+        # Python that has it; outside Python the missing libpython is the whole story.
+        if not self.report.host.startswith(_PYTHON_HOSTS):
+            return []
         in_scope = [p for p, img in self.scope() if img.defines(name)]
         if in_scope:
             return []
@@ -266,15 +272,20 @@ class NearMissFinder:
             if img is not None and img.defines(name):
                 m = _LIBPYTHON.match(os.path.basename(path))
                 defining.append(f"{m.group(1)}.{m.group(2)}" if m else path)
-        host = self.report.host
-        if defining:
-            versions = ", ".join(sorted(set(defining), key=_version_key))
-            why = (f"Python C-API symbol missing from this interpreter ({host}); defined by "
-                   f"CPython {versions}: the extension was built for another Python version")
-        else:
-            why = (f"Python C-API symbol not defined by this interpreter ({host}) nor by any "
-                   "other libpython found: the extension was built for another Python version")
+        if not defining:
+            return []
+        interpreter = self._interpreter()
+        versions = ", ".join(sorted(set(defining), key=_version_key))
+        why = (f"missing from {interpreter}; defined by CPython {versions}: "
+               "built for another Python version")
         return [NearMiss(name, None, None, why, NearMissKind.PYTHON_API, score=0.9)]
+
+    def _interpreter(self) -> str:
+        """The interpreter of a Python host (its executable, the first object loaded)."""
+        for path in self.report.load_order:
+            if not path.startswith("("):
+                return path
+        return "this interpreter"
 
     def _python_libraries(self) -> list[str]:
         """libpython files of other Pythons: where the target's machine keeps libraries, the
@@ -425,6 +436,43 @@ class NearMissFinder:
 def _strip_abi(qualified: str) -> str:
     """A qualified name without ABI tags or the std::__cxx11 inline namespace."""
     return re.sub(r"\[abi:[^\]]*\]", "", qualified).replace("__cxx11::", "")
+
+
+def _scope_parts(scope: str) -> list[str]:
+    """`a::B<x::y>::C` -> ["a", "B", "C"]: the components, template arguments dropped."""
+    parts: list[str] = []
+    depth = 0
+    current = ""
+    i = 0
+    while i < len(scope):
+        c = scope[i]
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif depth == 0 and scope.startswith("::", i):
+            parts.append(current.strip())
+            current = ""
+            i += 2
+            continue
+        elif depth == 0:
+            current += c
+        i += 1
+    if current.strip():
+        parts.append(current.strip())
+    return [p for p in parts if p]
+
+
+def _moved_with_evidence(wanted_scope: str, found_scope: str) -> bool:
+    """A "moved to another namespace" near-miss needs more than an equal last name (`what`,
+    `get`, `allocator` are everywhere): the enclosing class or namespace must be the same
+    name, only the prefix before it differs; never a user symbol "moved" into std::."""
+    w, f = _scope_parts(_strip_abi(wanted_scope)), _scope_parts(_strip_abi(found_scope))
+    if not w or not f:
+        return False
+    if f[0] == "std" and w[0] != "std":
+        return False
+    return w[-1] == f[-1]
 
 
 def _version_key(text: str) -> tuple[int, ...]:

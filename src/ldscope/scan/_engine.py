@@ -190,6 +190,12 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     model = _process_model(found, candidates, images, python, abi)
     jobs, libraries, never_imported = plan_jobs(state, candidates, python, images, model, abi)
     results, reports, covered = _run(state, jobs, progress, discovery)
+    wheel_level = wheel_problems(target.path, abi, python) if target.kind == TargetKind.WHEEL and abi else []
+    if wheel_level:
+        # pip refuses the wheel: that is the root cause; its never-imported extensions follow from it.
+        reports.append((target.path, LoadReport(target.path, "pip install", False, (), tuple(wheel_level))))
+        never_imported = [(job, replace(problem, cause=wheel_level[0].cause, cause_summary=wheel_level[0].cause_summary))
+                          for job, problem in never_imported]
     for job, problem in never_imported:
         # Python never imports it: nothing is loaded, the suffix is the whole story.
         host = job.host.describe()
@@ -211,8 +217,6 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     findings = environment_findings(candidates if target.kind != TargetKind.FILES else [], images, reports,
                                     found.activation, state.env)
     python_level = unsatisfied_requirements(found.distributions, abi) if target.kind == TargetKind.ENVIRONMENT else []
-    if target.kind == TargetKind.WHEEL and abi is not None:
-        python_level += wheel_problems(target.path, abi, python)
     findings += [Finding(p.cause or "", p.severity, p.kind, p.cause_summary or p.message, (p,), (p.file,))
                  for p in python_level]
     results.sort(key=lambda r: r.path)
