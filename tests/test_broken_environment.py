@@ -103,7 +103,7 @@ def test_load_of_a_file_that_loads_exits_clean(broken: Path) -> None:
 
 def test_scan_simulates_the_ld_library_path_it_runs_without(broken: Path, program: Path) -> None:
     doc = clean_json(ldscope("scan", "--format", "json", str(program.parent), LD_LIBRARY_PATH=str(broken)), 1)
-    assert doc["schema"] == "ldscope.scan/1"
+    assert doc["schema"] == "ldscope.scan/2"
     (file,) = doc["files"]
     assert file["path"] == str(program) and file["loads"] is False
     fake = str(broken / "libstdc++.so.6")

@@ -1,5 +1,5 @@
 """`ldscope scan` reports: SARIF 2.1.0 validated against the official OASIS schema, JUnit XML,
-the "ldscope.scan/1" JSON document, text, --output; and the exit codes CI relies on."""
+the "ldscope.scan/2" JSON document, text, --output; and the exit codes CI relies on."""
 
 from __future__ import annotations
 
@@ -75,15 +75,17 @@ def clean_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_json_document_fields(tree: Path) -> None:
     code, doc, _ = scan_json(str(tree))
     assert code == 1
-    assert doc["schema"] == "ldscope.scan/1"
-    assert set(doc) == {"schema", "targets", "summary", "files", "findings", "skipped", "errors"}
+    assert doc["schema"] == "ldscope.scan/2"
+    assert set(doc) == {"schema", "targets", "summary", "files", "findings", "skipped", "errors", "owners"}
     assert doc["targets"] == [{"spec": str(tree), "kind": "directory", "path": str(tree), "interpreter": None,
                                "chosen_because": None}]
     files = files_by_path(doc)
     assert set(files) == {f"{tree}/{p}" for p in ("lib/libok.so", "lib/liblazy.so", "bin/app",
                                                   "a/libdup.so.1", "b/libdup.so.1")}
     for f in files.values():
-        assert set(f) == {"path", "kind", "loads", "host", "checked_as_part_of", "assumed_loaded", "problems"}
+        assert set(f) == {"path", "kind", "loads", "host", "checked_as_part_of", "assumed_loaded",
+                          "distribution", "problems"}
+        assert f["distribution"] is None  # built in a temporary directory: no RECORD, no dpkg list
     assert files[f"{tree}/bin/app"]["kind"] == "executable"
     assert files[f"{tree}/lib/libok.so"]["kind"] == "library"
     assert {p: f["loads"] for p, f in files.items()} == {
@@ -110,7 +112,7 @@ def test_json_document_fields(tree: Path) -> None:
     assert sorted(kinds[:-1]) == [("error", "missing-library"), ("error", "unreadable-file"),
                                   ("error", "unresolved-symbol")]
     for f in findings_of(doc):
-        assert set(f) == {"cause", "severity", "kind", "title", "files", "problems"}
+        assert set(f) == {"cause", "severity", "kind", "title", "files", "problems", "advice"}
         assert f["files"] and f["problems"] and f["title"]
     missing = next(f for f in findings_of(doc) if f["kind"] == "missing-library")
     assert [(p["kind"], p["library"] or p["symbol"], p["follow_on_symbols"])  # type: ignore[index]

@@ -107,7 +107,7 @@ def _finding_for(doc: dict[str, object], path: Path) -> list[dict[str, object]]:
 
 
 def test_real_venv_scans_clean(env: Path, clean: dict[str, object]) -> None:
-    assert clean["schema"] == "ldscope.scan/1"
+    assert clean["schema"] == "ldscope.scan/2"
     assert clean["findings"] == []
     assert clean["errors"] == []
     files = files_by_path(clean)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+from ldscope.loader import Problem
 from ldscope.report._style import styled
-from ldscope.scan import Finding, ScanResult
-from ldscope.vocab import ProblemKind, Severity
+from ldscope.scan import Finding, Owner, ScanResult
+from ldscope.vocab import FoundVia, ProblemKind, Severity
 
 _PLURAL = {"library": "libraries", "executable": "executables", "extension": "extensions"}
 _FINDINGS_SHOWN = 25  # without -v
@@ -19,11 +22,37 @@ def render_scan_text(result: ScanResult, verbose: bool = False, use_color: bool 
         return "\n".join(lines) + "\n"
     lines += ["", f"findings ({len(result.findings)}, most severe first):"]
     shown = result.findings if verbose else result.findings[:_FINDINGS_SHOWN]
+    owners = dict(result.owners)
     for i, f in enumerate(shown, 1):
-        lines += _finding(i, f, verbose, use_color)
+        lines += _finding(i, f, verbose, use_color, owners)
     if len(shown) < len(result.findings):
         lines.append(f"… {len(result.findings) - len(shown)} more findings (-v lists all)")
     return "\n".join(lines) + "\n"
+
+
+def tried_by_rule(p: Problem, verbose: bool) -> list[str]:
+    """Where ld.so looked for a missing library, one line per search rule: the directories
+    once each (their glibc-hwcaps subdirectories counted, not listed), in the order tried."""
+    by_rule: dict[str, dict[str, None]] = {}
+    subdirs: dict[str, int] = {}
+    name = p.library or ""
+    dirs = [os.path.normpath(os.path.dirname(t.path)) for t in p.tried]
+    for t, d in zip(p.tried, dirs):
+        if t.source == FoundVia.CACHE:
+            by_rule.setdefault(t.source, {})[t.path if t.outcome == "not found" else f"{t.path}: {t.outcome}"] = None
+            continue
+        base = next((o for o in dirs if d != o and d.startswith(o.rstrip("/") + "/")), None)
+        if base is not None and not verbose:
+            subdirs[t.source] = subdirs.get(t.source, 0) + 1
+            continue
+        by_rule.setdefault(t.source, {})[d] = None
+    lines = []
+    for rule, found in by_rule.items():
+        extra = f" (+{subdirs[rule]} hwcaps subdirectories)" if subdirs.get(rule) else ""
+        lines.append(f"looked in ({rule}): {', '.join(found)}{extra}")
+    if not lines:
+        lines.append(f"looked for {name}: nowhere to look")
+    return lines
 
 
 def _summary(result: ScanResult, use_color: bool) -> list[str]:
@@ -48,20 +77,31 @@ def _summary(result: ScanResult, use_color: bool) -> list[str]:
     return lines
 
 
-def _finding(number: int, f: Finding, verbose: bool, use_color: bool) -> list[str]:
+def _finding(number: int, f: Finding, verbose: bool, use_color: bool,
+             owners: dict[str, Owner | None] | None = None) -> list[str]:
     color = "red" if f.severity == Severity.ERROR else "yellow"
     lines = [f"{number:>3}. " + styled(f"{f.severity}", color, use_color, True) + f" {f.title}"]
     files = f.files if verbose else f.files[:3]
     more = f" and {len(f.files) - len(files)} more" if len(files) < len(f.files) else ""
-    lines.append(f"       affects: {', '.join(files)}{more}")
+    owners = owners or {}
+
+    def named(path: str) -> str:
+        owner = owners.get(path)
+        return f"{path} ({owner.label})" if owner is not None else path
+
+    lines.append(f"       affects: {', '.join(named(p) for p in files)}{more}")
+    lines += [f"       fix: {a}" for a in f.advice]
+    seen_lines: set[str] = set()
     for p in (f.problems if verbose else f.problems[:_PROBLEMS_SHOWN]):
         if p.kind == ProblemKind.UNRESOLVED_SYMBOL:
             version = f"@{p.version}" if p.version else ""
             lines.append(f"       - {p.symbol}{version} [{p.when}]" + (f"  = {p.demangled}" if p.demangled else ""))
         elif p.kind == ProblemKind.MISSING_LIBRARY and p.tried:
-            tried = p.tried if verbose else p.tried[-4:]
-            last = f", last {len(tried)}" if len(tried) < len(p.tried) else ""
-            lines.append(f"       - tried ({len(p.tried)} paths{last}): " + ", ".join(t.path for t in tried))
+            # Two needers of one missing library usually searched the same places: say it once.
+            for line in tried_by_rule(p, verbose):
+                if line not in seen_lines:
+                    seen_lines.add(line)
+                    lines.append(f"       - {line}")
         elif len(f.problems) > 1:
             lines.append(f"       - {p.message}")
         lines += [f"         near-miss: {n.explanation}" for n in p.near_misses[: (3 if verbose else 1)]]

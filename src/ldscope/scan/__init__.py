@@ -7,6 +7,7 @@ each loaded in the process it really goes into, findings grouped by root cause.
 
 from __future__ import annotations
 
+from ldscope.scan._attribution import Owner, OwnerSource
 from ldscope.scan._engine import ScanResult, TargetScan, run_scan, scan_target
 from ldscope.scan._findings import Finding
 from ldscope.scan._runner import FileResult, NativeKind, ScanSettings
@@ -16,6 +17,8 @@ __all__ = [
     "FileResult",
     "Finding",
     "NativeKind",
+    "Owner",
+    "OwnerSource",
     "ScanResult",
     "ScanSettings",
     "ScanTarget",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,9 +44,17 @@ class Discovery:
     files_seen: int = 0
 
 
+_LIBRARY_NAME = re.compile(r"\.so(?:$|\.)")
+
+
+def named_like_library(name: str) -> bool:
+    """`libz.so`, `libz.so.1.2`, `x.cpython-311-x86_64-linux-gnu.so`; not `v0.7.1.some-index.parquet`."""
+    return _LIBRARY_NAME.search(name) is not None
+
+
 def _interesting(name: str, mode: int) -> bool:
     """Files worth reading the head of: library-like names or executable bits."""
-    return ".so" in name or bool(mode & 0o111) or name.endswith((".node", ".bin"))
+    return named_like_library(name) or bool(mode & 0o111) or name.endswith((".node", ".bin"))
 
 
 def classify_head(head: bytes) -> tuple[int, bool, int, int] | None:
@@ -91,7 +100,7 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
                 name = entry.name
                 # Only a real suffix counts: `cmake`, `c` and `md` are programs' whole names.
                 _stem, dot, suffix = name.rpartition(".")
-                if dot and ".so" not in name and suffix in never and entry.is_file(
+                if dot and not named_like_library(name) and suffix in never and entry.is_file(
                         follow_symlinks=False):
                     skipped += 1  # source, text and bytecode: no stat, no sort
                     continue
@@ -145,7 +154,7 @@ def _consider(path: str, discovery: Discovery, root: str | None,
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 discovery.skipped.append(Skipped(_target(path, root), "symlink loop", True))
-            elif ".so" in os.path.basename(path):
+            elif named_like_library(os.path.basename(path)):
                 discovery.skipped.append(Skipped(_target(path, root), "broken symlink", True))
             return
         # A symlink is never scanned itself: a file it reaches in the tree is scanned under its
@@ -159,7 +168,7 @@ def _consider(path: str, discovery: Discovery, root: str | None,
             discovery.skipped.append(Skipped(_target(path, root), "special file (device, FIFO or socket): not opened", False))
         return
     name = os.path.basename(path)
-    if not _interesting(name, lst.st_mode) or (lst.st_size < 52 and ".so" not in name):
+    if not _interesting(name, lst.st_mode) or (lst.st_size < 52 and not named_like_library(name)):
         return  # too short for an ELF header; short `.so` files (ld scripts) are reported below
     try:
         with open(path, "rb") as fh:
@@ -169,7 +178,7 @@ def _consider(path: str, discovery: Discovery, root: str | None,
         return
     info = classify_head(head)
     if info is None:
-        if ".so" in name:
+        if named_like_library(name):
             from ldscope.elf import looks_like_linker_script
 
             if looks_like_linker_script(head):
@@ -183,7 +192,7 @@ def _consider(path: str, discovery: Discovery, root: str | None,
     if e_type not in (C.ET_DYN, C.ET_EXEC):
         if e_type == C.ET_REL:
             discovery.skipped.append(Skipped(_target(path, root), "relocatable object (.o): linked, not loaded", False))
-        elif ".so" in name:
+        elif named_like_library(name):
             discovery.skipped.append(Skipped(_target(path, root), f"ELF file of type {e_type}: cannot be loaded", True))
         return
     discovery.candidates.append(Candidate(_target(path, root), path, e_type, machine, elf_class))

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 from ldscope import system
 from ldscope.errors import InputFormatError
 from ldscope.loader import ElfImage, ImageCache, LoadReport, Problem
-from ldscope.scan._discover import Candidate, Discovery, Skipped, classify_head, walk_tree
+from ldscope.scan._attribution import Attribution, Owner, provider_paths
+from ldscope.scan._discover import Candidate, Discovery, Skipped, classify_head, named_like_library, walk_tree
 from ldscope.scan._findings import Finding, collect_findings, environment_findings
 from ldscope.scan._process import PythonProcessModel
 from ldscope.scan._python_checks import unsatisfied_requirements, wheel_problems
@@ -39,6 +40,7 @@ class ScanResult:
     skipped: tuple[Skipped, ...]
     errors: tuple[str, ...]  # targets that could not be scanned at all (exit 2)
     files_seen: int = 0
+    owners: tuple[tuple[str, Owner | None], ...] = ()  # every native file and provider, its owner
 
     def fails(self, fail_on: str) -> bool:
         """True if any finding is at or above the `--fail-on` severity ("never": never)."""
@@ -103,6 +105,7 @@ class TargetScan:
     findings: tuple[Finding, ...]  # about the target as a whole (duplicate SONAMEs, LD_LIBRARY_PATH)
     discovery: Discovery
     reports: tuple[tuple[str, LoadReport], ...]  # every load, for grouping findings across targets
+    distributions: tuple[system.Distribution, ...] = ()
 
 
 def _discover(target: ScanTarget, settings: ScanSettings, with_env: str | None) -> _TargetFiles:
@@ -144,7 +147,7 @@ def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFile
     for vpath in overlay.virtual_files():
         info = overlay.members[vpath]
         discovery.files_seen += 1
-        if ".so" not in vpath and not (info.external_attr >> 16) & 0o111:
+        if not named_like_library(os.path.basename(vpath)) and not (info.external_attr >> 16) & 0o111:
             continue
         try:
             head = overlay.head(vpath, 64)
@@ -153,7 +156,7 @@ def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFile
             continue
         parsed = classify_head(head)
         if parsed is None:
-            if ".so" in vpath:
+            if named_like_library(os.path.basename(vpath)):
                 discovery.skipped.append(Skipped(vpath, "named like a library but not an ELF file", True))
             continue
         discovery.candidates.append(Candidate(vpath, vpath, parsed[0], parsed[2], parsed[3]))
@@ -220,7 +223,7 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     findings += [Finding(p.cause or "", p.severity, p.kind, p.cause_summary or p.message, (p,), (p.file,))
                  for p in python_level]
     results.sort(key=lambda r: r.path)
-    return TargetScan(tuple(results), tuple(findings), discovery, tuple(reports))
+    return TargetScan(tuple(results), tuple(findings), discovery, tuple(reports), tuple(found.distributions))
 
 
 def _run(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | None, discovery: Discovery,
@@ -297,6 +300,8 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     seen = 0
     states: dict[str | None, ScanState] = {}
     all_reports: list[tuple[str, LoadReport]] = []
+    distributions: list[list[system.Distribution]] = []
+    attribution = Attribution(settings.root)
     for target in batched(targets):
         try:
             scanned = scan_target(target, settings, with_env, progress, states)
@@ -306,13 +311,29 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
         files.extend(scanned.files)
         findings.extend(scanned.findings)
         all_reports.extend(scanned.reports)
+        distributions.append(list(scanned.distributions))
         skipped.extend(scanned.discovery.skipped)
         seen += scanned.discovery.files_seen
     # One finding per distinct problem, with every file it affects, whichever target it came from.
     findings[:0] = collect_findings(all_reports)
+    for d in distributions:
+        attribution.add(d)
+    findings = [replace(f, advice=tuple(attribution.advice_for_missing(f.problems[0])))
+                if f.kind == ProblemKind.MISSING_LIBRARY and f.severity == Severity.ERROR else f for f in findings]
+    files = [replace(f, owner=attribution.owner_of(_host_view(f.path, settings.root))) for f in files]
+    owners = {f.path: f.owner for f in files}
+    for path in provider_paths(all_reports):
+        if path not in owners:
+            owners[path] = attribution.owner_of(_host_view(path, settings.root))
     findings.extend(_unreadable(s) for s in skipped if s.is_problem)
     findings.sort(key=lambda f: (Severity.rank_of(f.severity), -len(f.files), f.title))
-    return ScanResult(tuple(targets), tuple(files), tuple(findings), tuple(skipped), tuple(errors), seen)
+    return ScanResult(tuple(targets), tuple(files), tuple(findings), tuple(skipped), tuple(errors), seen,
+                      tuple(sorted(owners.items())))
+
+
+def _host_view(path: str, root: str | None) -> str:
+    """A target-side path as this machine sees it (under --root)."""
+    return os.path.join(root, path.lstrip("/")) if root and os.path.isabs(path) and not path.startswith(root) else path
 
 
 def _unreadable(s: Skipped) -> Finding:

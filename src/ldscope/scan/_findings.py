@@ -24,6 +24,7 @@ class Finding:
     title: str
     problems: tuple[Problem, ...]
     files: tuple[str, ...]
+    advice: tuple[str, ...] = ()  # what to do, when it follows from the facts (reinstall X, ...)
 
 
 def _title(problems: tuple[Problem, ...]) -> str:
@@ -35,7 +36,7 @@ def _title(problems: tuple[Problem, ...]) -> str:
             return f"{first.cause_summary}: {len(problems)} file{'s' if len(problems) != 1 else ''}"
         return first.cause_summary
     if first.kind == ProblemKind.MISSING_LIBRARY:
-        needers = sorted({p.file for p in problems})
+        needers = sorted({os.path.normpath(p.file) for p in problems})
         more = f" and {len(needers) - 1} more" if len(needers) > 1 else ""
         return f"{first.library} is missing (needed by {needers[0]}{more})"
     if first.kind == ProblemKind.UNRESOLVED_SYMBOL and len(problems) > 1:

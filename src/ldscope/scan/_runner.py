@@ -20,7 +20,8 @@ from ldscope.loader import (
     choose_host,
     is_python_extension,
 )
-from ldscope.scan._discover import Candidate
+from ldscope.scan._attribution import Owner
+from ldscope.scan._discover import Candidate, named_like_library
 from ldscope.scan._process import PythonProcessModel
 from ldscope.scan._python_checks import unimportable_extension
 from ldscope.system import InterpreterABI, OSFileSystem
@@ -65,7 +66,8 @@ class FileResult:
     problems: tuple[Problem, ...]
     host: str | None
     checked_as_part_of: str | None = None  # libraries verified inside another file's load
-    assumed_loaded: tuple[str, ...] = ()  # libraries treated as loaded by Requires-Dist
+    assumed_loaded: tuple[str, ...] = ()  # native files the process model loads first
+    owner: Owner | None = None  # the distribution that installed it (RECORD, dpkg)
 
 
 @dataclass
@@ -80,7 +82,7 @@ class Job:
 
 def looks_like_library(path: str, image: ElfImage) -> bool:
     """Shared libraries with a PT_INTERP (libc.so.6, ld.so) are still libraries here."""
-    return image.soname is not None and ".so" in os.path.basename(path)
+    return image.soname is not None and named_like_library(os.path.basename(path))
 
 
 def classify(candidate: Candidate, image: ElfImage) -> NativeKind:

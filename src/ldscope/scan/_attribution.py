@@ -1,0 +1,112 @@
+"""Which distribution a file belongs to: RECORD for Python packages, dpkg's lists for Debian
+system files (read, never by running pip or dpkg), and the advice that follows for a library
+that is missing."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ldscope.loader import LoadReport, Problem
+from ldscope.system import DebianOwners, Distribution
+from ldscope.vocab import FoundVia, Words
+
+
+class OwnerSource(Words):
+    """Where an owner was read."""
+
+    RECORD = "RECORD"  # a Python distribution's dist-info/RECORD
+    DPKG = "dpkg"  # /var/lib/dpkg/info/*.list
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The distribution that installed a file."""
+
+    name: str
+    version: str | None
+    source: OwnerSource
+
+    @property
+    def label(self) -> str:
+        """"pillow 11.0.0", "libc6 2.36-9" for messages."""
+        return f"{self.name} {self.version}" if self.version else self.name
+
+
+class Attribution:
+    """Owners of files, from the Python distributions of the targets and dpkg's database."""
+
+    def __init__(self, root: str | None = None) -> None:
+        self._record: dict[str, Distribution] = {}
+        self._by_basename: dict[str, list[tuple[str, Distribution]]] = {}
+        self._dpkg = DebianOwners(root)
+        self._cache: dict[str, Owner | None] = {}
+
+    def add(self, distributions: list[Distribution]) -> None:
+        """Know the files these distributions' RECORDs list."""
+        for d in distributions:
+            for f in d.files:
+                self._record.setdefault(f, d)
+                self._by_basename.setdefault(os.path.basename(f), []).append((f, d))
+
+    def owner_of(self, path: str) -> Owner | None:
+        """Who installed `path` (None: no RECORD and no Debian list names it)."""
+        if path in self._cache:
+            return self._cache[path]
+        owner: Owner | None = None
+        for candidate in dict.fromkeys((os.path.normpath(path), os.path.realpath(path))):
+            dist = self._record.get(candidate)
+            if dist is not None:
+                owner = Owner(dist.name, dist.version, OwnerSource.RECORD)
+                break
+        if owner is None:
+            package = self._dpkg.owner_of(path)
+            if package is not None:
+                owner = Owner(package.name, package.version, OwnerSource.DPKG)
+        self._cache[path] = owner
+        return owner
+
+    def listed_as(self, name: str) -> list[tuple[str, Distribution]]:
+        """(path, distribution) of RECORD entries whose file name is `name`."""
+        return self._by_basename.get(name, [])
+
+    def advice_for_missing(self, problem: Problem) -> list[str]:
+        """What to do about a missing library: where its bundled copy belongs, who lists it."""
+        name = problem.library or ""
+        advice: list[str] = []
+        bundled = _bundled_directory(problem)
+        needer = self.owner_of(problem.file)
+        listed = [(p, d) for p, d in self.listed_as(name) if not os.path.exists(p)]
+        if listed:
+            path, dist = listed[0]
+            advice.append(f"{path} is listed in {dist.label}'s RECORD but is not on disk: reinstall it "
+                          f"(pip install --force-reinstall --no-deps {dist.name}=={dist.version})"
+                          if dist.version else f"{path} is listed in {dist.name}'s RECORD but is not on "
+                          f"disk: reinstall {dist.name}")
+        elif bundled is not None:
+            who = f" ({needer.label})" if needer is not None else ""
+            advice.append(f"its bundled copy belongs in {bundled} (the {os.path.basename(problem.file)} "
+                          f"RPATH/RUNPATH{who} points there), and no installed distribution provides it")
+        else:
+            advice.append("provided by no installed distribution (no RECORD lists it) and by no "
+                          "installed Debian package")
+        return advice
+
+
+def _bundled_directory(problem: Problem) -> str | None:
+    """The first RPATH/RUNPATH directory the loader tried that is no subdirectory of another
+    one tried (ld.so tries glibc-hwcaps subdirectories of each first)."""
+    dirs = list(dict.fromkeys(os.path.normpath(os.path.dirname(t.path)) for t in problem.tried
+                              if t.source in (FoundVia.RPATH, FoundVia.RUNPATH)))
+    bases = [d for d in dirs if not any(d != o and d.startswith(o.rstrip("/") + "/") for o in dirs)]
+    return bases[0] if bases else None
+
+
+def provider_paths(reports: list[tuple[str, LoadReport]]) -> list[str]:
+    """Every library path any load found (the providers), in order seen."""
+    seen: dict[str, None] = {}
+    for _target, report in reports:
+        for lib in report.libraries:
+            if lib.path:
+                seen.setdefault(os.path.normpath(lib.path), None)
+    return list(seen)
