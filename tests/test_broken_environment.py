@@ -108,9 +108,15 @@ def test_scan_simulates_the_ld_library_path_it_runs_without(broken: Path, progra
     assert file["path"] == str(program) and file["loads"] is False
     fake = str(broken / "libstdc++.so.6")
     assert any(p["kind"] == "missing-version" and p["library"] == fake for p in file["problems"])
-    # The scan's own finding about the variable: the modelled environment has it.
-    assert any(f["kind"] == "found-via-variable" and f["cause"] == f"ld-library-path:{fake}"
-               for f in doc["findings"])
+    # The modelled environment has the variable, and its bad entry is the one root cause: the
+    # old copy shadows the system's (no separate "found only via LD_LIBRARY_PATH" warning, and
+    # none of the symbols the old copy lacks is a cause of its own, with near-miss advice).
+    (finding,) = doc["findings"]
+    assert finding["cause"] == f"shadowed:{fake}" and finding["severity"] == "error"
+    assert finding["title"].startswith(f"LD_LIBRARY_PATH entry {broken} shadows ")
+    assert "with an older copy (offers up to GLIBCXX_3.4, 1 file needs GLIBCXX_3.4." in finding["title"]
+    assert all(p["near_misses"] == [] for p in finding["problems"])
+    assert {p["kind"] for p in finding["problems"]} == {"missing-version", "unresolved-symbol"}
 
 
 def test_a_broken_preload_is_simulated_not_suffered(broken: Path, program: Path) -> None:

@@ -25,6 +25,7 @@ from ldscope.scan._runner import (
     plan_jobs,
     run_jobs,
 )
+from ldscope.scan._shadowing import Shadowing, relabel_shadowing
 from ldscope.scan._targets import ScanTarget, TargetKind, batched, resolve_targets
 from ldscope.system import OSFileSystem, WheelOverlay
 from ldscope.vocab import ProblemKind, Severity, When
@@ -217,8 +218,9 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
             results.append(FileResult(c.path, NativeKind.LIBRARY, loads, own, None, covered[c.path]))
     # Files named one by one are separate targets: two of them sharing a SONAME is no
     # environment's duplicate.
+    from_option = any(a.startswith("LD_LIBRARY_PATH=") for a in settings.env)
     findings = environment_findings(candidates if target.kind != TargetKind.FILES else [], images, reports,
-                                    found.activation, state.env)
+                                    found.activation, state.env, from_option)
     python_level = unsatisfied_requirements(found.distributions, abi) if target.kind == TargetKind.ENVIRONMENT else []
     findings += [Finding(p.cause or "", p.severity, p.kind, p.cause_summary or p.message, (p,), (p.file,))
                  for p in python_level]
@@ -314,6 +316,12 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
         distributions.append(list(scanned.distributions))
         skipped.extend(scanned.discovery.skipped)
         seen += scanned.discovery.files_seen
+    state = states.get(settings.root)
+    shadows: dict[str, Shadowing] = {}
+    if state is not None:
+        all_reports, shadows = relabel_shadowing(all_reports, state.env, state.images)
+    # A shadowing copy is one cause already: no separate "found only via LD_LIBRARY_PATH".
+    findings = [f for f in findings if not (f.kind == ProblemKind.FOUND_VIA_VARIABLE and f.problems[0].file in shadows)]
     # One finding per distinct problem, with every file it affects, whichever target it came from.
     findings[:0] = collect_findings(all_reports)
     for d in distributions:

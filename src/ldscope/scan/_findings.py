@@ -31,7 +31,11 @@ def _title(problems: tuple[Problem, ...]) -> str:
     first = problems[0]
     if first.cause_summary:
         if first.kind in (ProblemKind.UNRESOLVED_SYMBOL, ProblemKind.MISSING_VERSION) and len(problems) > 1:
-            return f"{first.cause_summary} ({len(problems)} symbols)"
+            versions = sum(1 for p in problems if p.kind == ProblemKind.MISSING_VERSION)
+            symbols = len(problems) - versions
+            counted = [f"{versions} missing version{'s' if versions != 1 else ''}"] if versions else []
+            counted += [f"{symbols} symbol{'s' if symbols != 1 else ''}"] if symbols else []
+            return f"{first.cause_summary} ({', '.join(counted)})"
         if first.kind == ProblemKind.NOT_IMPORTABLE:
             return f"{first.cause_summary}: {len(problems)} file{'s' if len(problems) != 1 else ''}"
         return first.cause_summary
@@ -57,6 +61,7 @@ def environment_findings(
     reports: list[tuple[str, LoadReport]],
     activation_scripts: tuple[str, ...],
     env: LoadEnvironment,
+    set_with_option: bool = False,
 ) -> list[Finding]:
     """Findings about the environment rather than a file: duplicate SONAMEs, LD_LIBRARY_PATH."""
     findings: list[Finding] = []
@@ -81,15 +86,20 @@ def environment_findings(
         findings.append(Finding(problem.cause or "", Severity.WARNING, ProblemKind.DUPLICATE_SONAME,
                                 f"two copies of {soname} in the target", (problem,), tuple(paths)))
     via_variable: dict[str, list[str]] = {}
+    sonames: dict[str, str] = {}
     for target, report in reports:
         for lib in report.libraries:
             if lib.found_via == FoundVia.LD_LIBRARY_PATH and lib.path:
                 via_variable.setdefault(lib.path, [])
+                sonames[lib.path] = lib.soname or lib.name
                 if target not in via_variable[lib.path]:
                     via_variable[lib.path].append(target)
     setters = [s for s in activation_scripts if _sets_ld_library_path(s)]
+    cache = env.ld_cache
     for path, targets in sorted(via_variable.items()):
-        origin = (f"set by activation script {setters[0]}" if setters
+        if cache is not None and cache.find(sonames.get(path) or os.path.basename(path)):
+            continue  # a process without the variable finds the cache's copy: "will not find it" is false
+        origin = ("set with --env" if set_with_option else f"set by activation script {setters[0]}" if setters
                   else "set in the environment ldscope runs in")
         message = (f"{path} is found only through LD_LIBRARY_PATH ({origin}); a process started "
                    "without it (a service, another shell, a subprocess with a clean environment) "
@@ -99,7 +109,6 @@ def environment_findings(
         findings.append(Finding(problem.cause or "", Severity.WARNING, ProblemKind.FOUND_VIA_VARIABLE,
                                 f"{os.path.basename(path)} found only via LD_LIBRARY_PATH",
                                 (problem,), tuple(targets)))
-    _ = env
     return findings
 
 
