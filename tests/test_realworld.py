@@ -34,6 +34,7 @@ from tests.realworld.compare import (
     scan_command,
 )
 from tests.realworld.corpus import ENVIRONMENTS, TORCH_WHEEL, Breakage, environment
+from tests.realworld.nearmiss import check, precision
 from tests.realworld.truth import (
     elf_kind,
     import_snippet,
@@ -89,6 +90,16 @@ def test_scan_agrees_with_the_real_import(name: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", [e.name for e in ENVIRONMENTS])
+def test_every_near_miss_shown_is_confirmed_by_its_rule(name: str) -> None:
+    """Near-miss precision on the corpus: each one shown is checked against the files by a rule
+    of its kind (pyelftools, c++filt); none may be refuted, and none may go unchecked."""
+    _, doc_truth, scan, _ = _judged(name)
+    result = precision(scan, str(doc_truth.get("python")))
+    assert result.wrong == [] and result.unchecked == [], result
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "breakage"), [
     pytest.param(e.name, b.name, marks=_known(b.name, _KNOWN_BREAKAGE_MISSES))
     for e in ENVIRONMENTS for b in e.breakages])
@@ -101,6 +112,24 @@ def test_breakage_is_reported_with_its_cause(name: str, breakage: str) -> None:
 
 
 # -------------------------------------------------------------------- the comparison, fast
+
+
+def test_near_miss_rules_confirm_and_refute() -> None:
+    libc = next((p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6")
+                 if os.path.exists(p)), None)
+    if libc is None:
+        pytest.skip("no x86_64 glibc")
+    glibc = os.confstr("CS_GNU_LIBC_VERSION").split()[1]  # type: ignore[union-attr]
+    problem = {"kind": "missing-version", "version": "GLIBC_2.99", "file": "x"}
+    right = {"kind": "version-family", "file": libc,
+             "explanation": f"{libc} offers up to GLIBC_{glibc}; GLIBC_2.99 needs a newer libc.so.6"}
+    wrong = {**right, "explanation": f"{libc} offers up to GLIBC_2.2.5; GLIBC_2.99 needs a newer libc.so.6"}
+    assert check(right, problem, None) is True
+    assert check(wrong, problem, None) is False
+    assert check({"kind": "similar-name"}, problem, None) is None
+    scan = {"findings": [{"problems": [{**problem, "near_misses": [right, wrong]}]}]}
+    result = precision(scan, None)
+    assert (result.right, len(result.wrong), result.describe()) == (1, 1, "1/2 (50%)")
 
 SITE = "/e/lib/python3.11/site-packages"
 

@@ -25,6 +25,7 @@ from tests.realworld.compare import (
     scan_command,
 )
 from tests.realworld.corpus import ENVIRONMENTS, environment
+from tests.realworld.nearmiss import precision
 from tests.realworld.truth import truth
 
 
@@ -53,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         scan_seconds = time.monotonic() - start
         comparison = compare(scan, doc_truth)
         comparisons.append(comparison)
-        extra[env.name] = {"build s": f"{built.build_seconds:.0f}", "truth s": f"{doc_truth['seconds']}",
-                           "scan s": f"{scan_seconds:.1f}"}
+        nm = precision(scan, str(doc_truth.get("python") or "") or None)
+        extra[env.name] = {"near-miss precision": nm.describe(), "build s": f"{built.build_seconds:.0f}",
+                           "truth s": f"{doc_truth['seconds']}", "scan s": f"{scan_seconds:.1f}"}
         commands.append(f"* {env.name}: `{shlex.join(['python3', *scan_command(built.path)[1:]])}`")
         for b in env.breakages:
             failures = breakage_failures(b, built.site, scan, doc_truth)

@@ -358,6 +358,13 @@ class NearMissFinder:
         for path, soname in self.providers_elsewhere().get(name, [])[:3]:
             in_extra = any(path.startswith(d.rstrip("/") + "/") for d in self.also_search)
             where = os.path.dirname(path)
+            if _PY_API.match(name) and _LIBPYTHON.match(os.path.basename(path)):
+                # The C-API comes from the interpreter that imports the file, not from some
+                # libpython on the system: linking or preloading that one is the wrong advice.
+                why = (f"a Python C-API symbol ({path} defines it): the file is loaded by a Python "
+                       "interpreter; check it inside one (--python INTERPRETER, or scan its environment)")
+                result.append(NearMiss(name, demangle(name), path, why, NearMissKind.NOT_IN_SCOPE, score=0.8))
+                continue
             how = (f"add {where} to LD_LIBRARY_PATH or the RUNPATH" if in_extra
                    else f"link with it (DT_NEEDED {soname or os.path.basename(path)}), "
                    f"or preload it (--preload {path})")
