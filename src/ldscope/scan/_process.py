@@ -72,13 +72,13 @@ class PythonProcessModel:
         return None
 
     def _imports_of_distribution(self, dist: Distribution) -> tuple[str, ...]:
-        """Native files `import` of every top-level module of `dist` loads (required ones)."""
+        """Native files `import` of the main module of `dist` loads (required ones)."""
         cached = self._dist_closure.get(dist.name)
         if cached is None:
-            files: dict[str, None] = {}
-            for top in dist.top_level:
-                files.update(dict.fromkeys(self.graph.closure(top).required))
-            cached = self._dist_closure[dist.name] = tuple(files)
+            # `import torch`, not every top-level name torch installs (torchgen, functorch):
+            # what a dependent package imports is the distribution's main module.
+            top = main_module(dist)
+            cached = self._dist_closure[dist.name] = self.graph.closure(top).required if top else ()
         return cached
 
     def for_extension(self, path: str, dist: Distribution | None) -> ProcessContext:

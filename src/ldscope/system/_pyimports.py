@@ -19,14 +19,17 @@ from dataclasses import dataclass
 # The lines that open or close blocks, and the import statements. Other lines are skipped.
 _LINE = re.compile(
     r"^(?:([ \t]*)(?:(async[ \t]+def|def|class|try|except|finally|else|elif|if|with|for|while|raise)\b(.*)"
-    r"|(from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*(?:\\\n[^\n#;]*)*)|import[ \t]+[^\n#;]+))"
-    r"|(?=[^\s#]))",
+    r"|(from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\((?:[^)#]|#[^\n]*)*\)|[^\n#;\\]*(?:\\\n[^\n#;\\]*)*)"
+    r"|import[ \t]+[^\n#;\\]+(?:\\\n[^\n#;\\]*)*))"
+    r"|(?=[^\s#)\]}]))",  # (a line at column 0 that closes a bracket continues a statement)
     re.M,
 )
 _FROM = re.compile(r"from\s+([.\w]+)\s+import\s*\(?([^)#;]*)\)?", re.S)
 _OPENS_BLOCK = re.compile(r":[ \t]*(?:#[^\n]*)?$", re.M)
 _TYPE_CHECKING = re.compile(r"^\s*(?:typing\.)?TYPE_CHECKING\s*:")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+_COMMENT = re.compile(r"#[^\n]*")
+_DOCSTRING = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*[rRuU]?(\"\"\"|''').*?\1", re.S)
 _MAX_SOURCE = 4 << 20  # a module bigger than this is generated data, not imports
 
 
@@ -60,6 +63,7 @@ class Guard(enum.Enum):
     CONDITION = "condition"  # under an `if` or in a handler: runs only sometimes
     TRY = "try"  # in a `try:` whose handlers swallow the error: failure survived
     PARENT = "parent"  # a parent package of the module a statement imports (imported first)
+    PARENT_TRY = "parent-try"  # the same, of a statement under a swallowing try: failure survived
 
 
 @dataclass(slots=True)
@@ -79,6 +83,7 @@ class ImportGraph:
         self._resolved: dict[str, ModuleFile | None] = {}
         self._imports: dict[str, tuple[tuple[str, Guard], ...]] = {}
         self._closures: dict[str, ImportClosure] = {}
+        self._orders: dict[str, tuple[str, ...]] = {}  # module -> its closure's files in load order
 
     # ----------------------------------------------------------------- resolution
     def _names_in(self, directory: str) -> frozenset[str]:
@@ -145,8 +150,10 @@ class ImportGraph:
             package = module.name if module.is_package else module.name.rpartition(".")[0]
             for name, guard in _scan_imports(source, package):
                 parts = name.split(".")
-                # The parents are imported first; only the module named is what the try guards.
-                result.extend((".".join(parts[:i]), guard if i == len(parts) else Guard.PARENT)
+                # The parents are imported first; only the module named is what the try guards
+                # (the cross-package rule), though a parent's failure is swallowed by it too.
+                parent = Guard.PARENT_TRY if guard == Guard.TRY else Guard.PARENT
+                result.extend((".".join(parts[:i]), guard if i == len(parts) else parent)
                               for i in range(1, len(parts) + 1))
         self._imports[module.path] = tuple(result)
         return self._imports[module.path]
@@ -156,11 +163,16 @@ class ImportGraph:
         parts = name.split(".")
         required: dict[str, None] = {}
         optional: dict[str, None] = {}
+        order: dict[str, None] = {}
         for i in range(1, len(parts) + 1):
             one = self._closure_of(".".join(parts[:i]))
             required.update(dict.fromkeys(one.required))
             optional.update(dict.fromkeys(one.optional))
-        return ImportClosure(tuple(required), tuple(p for p in optional if p not in required))
+            order.update(dict.fromkeys(self._orders[".".join(parts[:i])]))
+        # A parent that loads a file (optionally) loads it first, though a child requires it.
+        rank = {path: i for i, path in enumerate(order)}
+        return ImportClosure(tuple(sorted(required, key=rank.__getitem__)),
+                             tuple(p for p in optional if p not in required))
 
     def _closure_of(self, name: str) -> ImportClosure:
         """What running module `name` itself loads (memoised: every extension of a package
@@ -195,6 +207,7 @@ class ImportGraph:
         required: list[str] = []
         optional: list[str] = []
         state: dict[str, bool] = {}  # module -> reached by a required path
+        first: dict[str, int] = {}  # extension -> when first reached (loaded then, if it can be)
         walk: list[tuple[str, bool]] = [(r, True) for r in reversed(roots)]
         while walk:  # second pass, depth first in statement order: the load order
             current, is_required = walk.pop()
@@ -206,13 +219,17 @@ class ImportGraph:
             if module is None:
                 continue
             if module.is_extension:
+                first.setdefault(module.path, len(first))
                 (required if is_required else optional).append(module.path)
                 continue
-            children = [(child, is_required and guard != Guard.TRY and not _within(child, guarded))
+            children = [(child, is_required and guard not in (Guard.TRY, Guard.PARENT_TRY)
+                         and not _within(child, guarded))
                         for child, guard in self._imports_of(module)]
             walk.extend(reversed(children))
+        required.sort(key=first.__getitem__)  # one reached optionally first loads there
         result = ImportClosure(tuple(required), tuple(p for p in dict.fromkeys(optional) if p not in required))
         self._closures[name] = result
+        self._orders[name] = tuple(first)
         return result
 
 
@@ -242,7 +259,7 @@ def _absolute(target: str, package: str) -> str | None:
 def _statement_imports(statement: str, package: str) -> list[str]:
     """The modules one import statement imports (for `from M import a`, M and maybe M.a)."""
     if statement.startswith("from"):
-        m = _FROM.match(statement)
+        m = _FROM.match(_COMMENT.sub("", statement))
         if m is None:
             return []
         module = _absolute(m.group(1), package)
@@ -266,11 +283,22 @@ def _block_end(indent: int) -> re.Pattern[str]:
 _BLOCK_END: dict[int, re.Pattern[str]] = {}
 
 
+def _header_end(source: str, m: re.Match[str]) -> int:
+    """Where the header of the block a `def`/`class`/`if` line opens ends: after its colon (the
+    line's end when the body follows on the line itself)."""
+    line = m.group(0)
+    if not _OPENS_BLOCK.search(line) and line.count("(") > line.count(")"):
+        colon = _OPENS_BLOCK.search(source, m.end())  # a signature over several lines
+        return colon.end() if colon is not None else len(source)
+    return m.end()
+
+
 def _scan_imports(source: str, package: str) -> list[tuple[str, Guard]]:
     """The imports a module's code runs when it is imported, each with what guards it."""
     entries: list[tuple[str, bool, list[_Block]]] = []
     blocks: list[_Block] = []
-    pos = 0
+    doc = _DOCSTRING.match(source)  # a docstring is not code (nor is a class's, below)
+    pos = doc.end() if doc is not None else 0
     while True:
         m = _LINE.search(source, pos)
         if m is None:
@@ -283,6 +311,8 @@ def _scan_imports(source: str, package: str) -> list[tuple[str, Guard]]:
             blocks.pop()
         if continues and blocks and blocks[-1].indent == indent:
             if keyword in ("except", "finally") and blocks[-1].kind in ("try", "except"):
+                if keyword == "finally" and blocks[-1].kind == "try":
+                    blocks[-1].reraises = True  # try/finally, no handler: nothing is swallowed
                 blocks[-1].kind = "except"
             continue
         if keyword is None and statement is None:
@@ -291,10 +321,9 @@ def _scan_imports(source: str, package: str) -> list[tuple[str, Guard]]:
                 keyword == "if" and rest and _TYPE_CHECKING.match(rest)):
             # A function body runs when called, not on import: skip to where it ends (most
             # of a package's source is function bodies, so this is most of the speed).
-            body = m.end()
-            if not _OPENS_BLOCK.search(m.group(0)):  # a signature over several lines
-                colon = _OPENS_BLOCK.search(source, m.end())
-                body = colon.end() if colon is not None else len(source)
+            body = _header_end(source, m)
+            if keyword == "if":
+                blocks.append(_Block(indent, "cond"))  # its `else:` runs
             end = _block_end(indent).search(source, body)
             pos = end.start() if end is not None else len(source)
             continue
@@ -304,6 +333,9 @@ def _scan_imports(source: str, package: str) -> list[tuple[str, Guard]]:
             blocks.append(_Block(indent, "try"))
         elif keyword in ("class", "with", "for", "while"):
             blocks.append(_Block(indent, "other"))
+            doc = _DOCSTRING.match(source, _header_end(source, m)) if keyword == "class" else None
+            if doc is not None:
+                pos = doc.end()
         elif keyword == "raise":
             handler = next((b for b in reversed(blocks) if b.kind == "except"), None)
             if handler is not None:
