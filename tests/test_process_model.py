@@ -183,3 +183,19 @@ def test_system_providers_are_attributed_to_their_debian_package(env: Path) -> N
     version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True).stdout
     assert owners[libc[0]]["version"] == version
     json.dumps(owners)  # serialisable as it is
+
+
+def test_wheel_scanned_with_an_environment_loads_after_its_requirements(env: Path, tmp_path: Path) -> None:
+    """A wheel read in place: its own RECORD and Requires-Dist say what is imported before its
+    library (the wheel's METADATA, not an installed copy), as torchvision's wheel after torch."""
+    from tests.scan_support import make_wheel
+
+    site = _site(env)
+    wheel = make_wheel(tmp_path / "addon-2.0-py3-none-linux_x86_64.whl", "addon", "2.0", "py3-none-linux_x86_64",
+                       {"addon/__init__.py": b"import core\n", "addon/libaddon.so": site / "plugin" / "libplug.so"},
+                       requires=("core>=1",))
+    code, doc, _ = scan_json(str(wheel), "--with-env", str(env))
+    entry = files_by_path(doc)[str(site / "addon" / "libaddon.so")]
+    assert entry["loads"] is True and "after import addon (core 1.0: 1 native file)" in str(entry["host"]), entry
+    assert entry["distribution"] is None or entry["distribution"]["name"] == "addon"  # type: ignore[index]
+    assert code == 0

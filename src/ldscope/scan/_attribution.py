@@ -84,12 +84,18 @@ class Attribution:
                           if dist.version else f"{path} is listed in {dist.name}'s RECORD but is not on "
                           f"disk: reinstall {dist.name}")
         elif bundled is not None:
-            who = f" ({needer.label})" if needer is not None else ""
-            advice.append(f"its bundled copy belongs in {bundled} (the {os.path.basename(problem.file)} "
-                          f"RPATH/RUNPATH{who} points there), and no installed distribution provides it")
+            who = f" (of {needer.label})" if needer is not None else ""
+            advice.append(f"no installed distribution provides it; a bundled copy belongs in {bundled}, "
+                          f"where {os.path.basename(problem.file)}{who} looks first (its RPATH/RUNPATH)")
         else:
-            advice.append("provided by no installed distribution (no RECORD lists it) and by no "
-                          "installed Debian package")
+            package = next((o for t in problem.tried if t.source == FoundVia.DEFAULT
+                            for o in [self._dpkg.owner_of(t.path)] if o is not None), None)
+            if package is not None:
+                advice.append(f"listed by the Debian package {package.name} {package.version or ''} but not "
+                              f"on disk: reinstall it (apt-get install --reinstall {package.name})")
+            else:
+                advice.append("provided by no installed distribution (no RECORD lists it) and by no "
+                              "installed Debian package (no dpkg list names it where ld.so looked)")
         return advice
 
 
@@ -99,7 +105,10 @@ def _bundled_directory(problem: Problem) -> str | None:
     dirs = list(dict.fromkeys(os.path.normpath(os.path.dirname(t.path)) for t in problem.tried
                               if t.source in (FoundVia.RPATH, FoundVia.RUNPATH)))
     bases = [d for d in dirs if not any(d != o and d.startswith(o.rstrip("/") + "/") for o in dirs)]
-    return bases[0] if bases else None
+    # A directory that does not exist is a build machine's leftover (/__w/_temp/…/lib), not
+    # where anything belongs: say nothing about it.
+    existing = [d for d in bases if os.path.isdir(d)]
+    return existing[0] if existing else None
 
 
 def provider_paths(reports: list[tuple[str, LoadReport]]) -> list[str]:

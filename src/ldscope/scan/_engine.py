@@ -144,6 +144,11 @@ def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFile
         found.python = found.python or mount_env.interpreter
         found.distributions = system.read_distributions(mount_env.site_packages)
         found.site_packages = mount_env.site_packages
+        # The wheel's own distribution, as it would be once installed: its RECORD says which
+        # files are its own, its Requires-Dist what is imported before them.
+        own = _wheel_distribution(overlay, mount)
+        if own is not None:
+            found.distributions = [d for d in found.distributions if d.name != own.name] + [own]
     discovery = found.discovery
     for vpath in overlay.virtual_files():
         info = overlay.members[vpath]
@@ -161,6 +166,21 @@ def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFile
                 discovery.skipped.append(Skipped(vpath, "named like a library but not an ELF file", True))
             continue
         discovery.candidates.append(Candidate(vpath, vpath, parsed[0], parsed[2], parsed[3]))
+
+
+def _wheel_distribution(overlay: WheelOverlay, mount: str) -> system.Distribution | None:
+    """The distribution a wheel installs, from its .dist-info METADATA and RECORD members."""
+    metadata = [v for v in overlay.virtual_files() if v.endswith(".dist-info/METADATA")
+                and os.path.dirname(os.path.dirname(v)) == mount.rstrip("/")]
+    if len(metadata) != 1:
+        return None
+    info = os.path.dirname(metadata[0])
+    try:
+        text = overlay.read(metadata[0], 1 << 20).decode("utf-8", "replace")
+        record = overlay.read(os.path.join(info, "RECORD"), 16 << 20).decode("utf-8", "replace")
+    except (InputFormatError, OSError, KeyError):
+        return None
+    return system.parse_distribution(text, record, mount, os.path.basename(info))
 
 
 def _state_for(found: _TargetFiles, settings: ScanSettings, states: dict[str | None, ScanState] | None) -> ScanState:

@@ -136,42 +136,47 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
     dists = []
     for site in site_packages:
         for info in sorted(glob.glob(os.path.join(site, "*.dist-info"))):
-            meta_path = os.path.join(info, "METADATA")
             try:
-                with open(meta_path, encoding="utf-8", errors="replace") as fh:
-                    headers = _metadata_headers(fh.read())
+                with open(os.path.join(info, "METADATA"), encoding="utf-8", errors="replace") as fh:
+                    metadata = fh.read()
             except OSError:
                 continue
-            name = normalize_name(next(iter(headers.get("name", [])), os.path.basename(info).split("-")[0]))
-            requires = []
-            requirements = []
-            for req in headers.get("requires-dist", []):
-                spec, _, marker = req.partition(";")
-                if "extra" in marker:
-                    continue
-                m = _REQ_NAME.match(spec)
-                if m:
-                    requires.append(normalize_name(m.group(1)))
-                    requirements.append(req)
-            files = []
-            top: dict[str, None] = {}
             try:
                 with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as fh:
-                    for line in fh:
-                        rel = line.split(",", 1)[0]
-                        base = rel.rpartition("/")[2]
-                        top_name = _top_level_name(rel)
-                        if top_name:
-                            top[top_name] = None
-                        # Only native files are looked up by owner: skip sources and bytecode.
-                        if rel and not ("." in base and base.rpartition(".")[2] in NEVER_NATIVE):
-                            files.append(os.path.normpath(os.path.join(site, rel)))
+                    record = fh.read()
             except OSError:
-                pass
-            version = next(iter(headers.get("version", [])), None)
-            dists.append(Distribution(name, tuple(files), tuple(requires), version, tuple(top),
-                                      tuple(requirements), site))
+                record = ""
+            dists.append(parse_distribution(metadata, record, site, os.path.basename(info)))
     return dists
+
+
+def parse_distribution(metadata: str, record: str, site: str, info_name: str = "") -> Distribution:
+    """A distribution from its METADATA and RECORD texts, installed (or to be) in `site`."""
+    headers = _metadata_headers(metadata)
+    name = normalize_name(next(iter(headers.get("name", [])), info_name.split("-")[0]))
+    requires = []
+    requirements = []
+    for req in headers.get("requires-dist", []):
+        spec, _, marker = req.partition(";")
+        if "extra" in marker:
+            continue
+        m = _REQ_NAME.match(spec)
+        if m:
+            requires.append(normalize_name(m.group(1)))
+            requirements.append(req)
+    files = []
+    top: dict[str, None] = {}
+    for line in record.splitlines():
+        rel = line.split(",", 1)[0]
+        base = rel.rpartition("/")[2]
+        top_name = _top_level_name(rel)
+        if top_name:
+            top[top_name] = None
+        # Only native files are looked up by owner: skip sources and bytecode.
+        if rel and not ("." in base and base.rpartition(".")[2] in NEVER_NATIVE):
+            files.append(os.path.normpath(os.path.join(site, rel)))
+    version = next(iter(headers.get("version", [])), None)
+    return Distribution(name, tuple(files), tuple(requires), version, tuple(top), tuple(requirements), site)
 
 
 def _top_level_name(rel: str) -> str | None:
