@@ -283,7 +283,11 @@ def test_another_package_guarding_a_module_makes_it_optional_everywhere(tmp_path
     })
     # app is prepared for fast._speed to fail (it guards it), so it is optional in all of app.
     assert _closure(tmp_path, "app") == ([], [f"fast/_speed{EXT}"])
-    assert _closure(tmp_path, "app.work") == ([f"fast/_speed{EXT}"], [])
+    # `import app.work` runs app/__init__ first, which imported work already: the same answer.
+    assert _closure(tmp_path, "app.work") == ([], [f"fast/_speed{EXT}"])
+    # Imported on its own, work's unguarded import is required.
+    _tree(tmp_path, {"solo/__init__.py": "", "solo/work.py": "import fast._speed\n"})
+    assert _closure(tmp_path, "solo.work") == ([f"fast/_speed{EXT}"], [])
 
 
 def test_a_package_guarding_its_own_module_keeps_it_required(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # The lines that open or close blocks, and the import statements. Other lines are skipped.
 _LINE = re.compile(
@@ -82,8 +82,7 @@ class ImportGraph:
         self._listing: dict[str, frozenset[str]] = {}
         self._resolved: dict[str, ModuleFile | None] = {}
         self._imports: dict[str, tuple[tuple[str, Guard], ...]] = {}
-        self._closures: dict[str, ImportClosure] = {}
-        self._orders: dict[str, tuple[str, ...]] = {}  # module -> its closure's files in load order
+        self._states: dict[str, _ImportState] = {}  # dotted prefix -> the process after importing it
 
     # ----------------------------------------------------------------- resolution
     def _names_in(self, directory: str) -> frozenset[str]:
@@ -159,41 +158,35 @@ class ImportGraph:
         return self._imports[module.path]
 
     def closure(self, name: str) -> ImportClosure:
-        """The extension files `import name` loads (its parent packages first), in load order."""
-        parts = name.split(".")
-        required: dict[str, None] = {}
-        optional: dict[str, None] = {}
-        order: dict[str, None] = {}
-        for i in range(1, len(parts) + 1):
-            one = self._closure_of(".".join(parts[:i]))
-            required.update(dict.fromkeys(one.required))
-            optional.update(dict.fromkeys(one.optional))
-            order.update(dict.fromkeys(self._orders[".".join(parts[:i])]))
-        # A parent that loads a file (optionally) loads it first, though a child requires it.
-        rank = {path: i for i, path in enumerate(order)}
-        return ImportClosure(tuple(sorted(required, key=rank.__getitem__)),
-                             tuple(p for p in optional if p not in required))
-
-    def _closure_of(self, name: str) -> ImportClosure:
-        """What running module `name` itself loads (memoised: every extension of a package
-        shares its parents' closures).
+        """The extension files `import name` loads (its parent packages first), in load order.
 
         Required: reached by imports that are not guarded, through modules the code never
         imports under a swallowing `try:` anywhere (a package that guards an import of M is
         prepared for M to fail, wherever else it imports M).
         """
-        cached = self._closures.get(name)
+        state = self._state_after(name)
+        rank = state.first
+        required = sorted(state.required, key=rank.__getitem__)  # one reached optionally first loads there
+        return ImportClosure(tuple(required), tuple(p for p in dict.fromkeys(state.optional) if p not in state.required))
+
+    def _state_after(self, name: str) -> _ImportState:
+        """The process after `import name`: its parent's state, then what running `name` adds.
+
+        Memoised per dotted prefix, and incremental as the importer is: what `import a` loaded
+        is in sys.modules when `a.b` runs, so `a.b`'s walk stops there. Every extension of a
+        package shares its parents' walks (scipy's 200 extensions walk scipy and numpy once).
+        """
+        cached = self._states.get(name)
         if cached is not None:
             return cached
-        roots = [name]
-        guarded: set[str] = set()
-        seen: set[str] = set()
-        stack = list(reversed(roots))
+        parent = name.rpartition(".")[0]
+        st = self._state_after(parent).copy() if parent else _ImportState()
+        stack = [name]
         while stack:  # first pass: every module reached, and which are imported under a try
             current = stack.pop()
-            if current in seen:
+            if current in st.seen:
                 continue
-            seen.add(current)
+            st.seen.add(current)
             module = self.resolve(current)
             if module is None or module.is_extension:
                 continue
@@ -201,36 +194,51 @@ class ImportGraph:
             for child, guard in self._imports_of(module):
                 # Another package's module imported under a swallowing try: optional for all.
                 if guard == Guard.TRY and child.partition(".")[0] != top:
-                    guarded.add(child)
-                if child not in seen:
+                    st.guarded.add(child)
+                if child not in st.seen:
                     stack.append(child)
-        required: list[str] = []
-        optional: list[str] = []
-        state: dict[str, bool] = {}  # module -> reached by a required path
-        first: dict[str, int] = {}  # extension -> when first reached (loaded then, if it can be)
-        walk: list[tuple[str, bool]] = [(r, True) for r in reversed(roots)]
+        guarded = st.guarded
+        within: dict[str, bool] = {}
+        walk: list[tuple[str, bool]] = [(name, True)]
         while walk:  # second pass, depth first in statement order: the load order
             current, is_required = walk.pop()
-            before = state.get(current)
+            before = st.reached.get(current)
             if before is not None and (before or not is_required):
                 continue
-            state[current] = is_required
+            st.reached[current] = is_required
             module = self.resolve(current)
             if module is None:
                 continue
             if module.is_extension:
-                first.setdefault(module.path, len(first))
-                (required if is_required else optional).append(module.path)
+                st.first.setdefault(module.path, len(st.first))
+                (st.required if is_required else st.optional).append(module.path)
                 continue
-            children = [(child, is_required and guard not in (Guard.TRY, Guard.PARENT_TRY)
-                         and not _within(child, guarded))
-                        for child, guard in self._imports_of(module)]
+            children = []
+            for child, guard in self._imports_of(module):
+                inside = within.get(child)
+                if inside is None:
+                    inside = within[child] = _within(child, guarded)
+                children.append((child, is_required and guard not in (Guard.TRY, Guard.PARENT_TRY) and not inside))
             walk.extend(reversed(children))
-        required.sort(key=first.__getitem__)  # one reached optionally first loads there
-        result = ImportClosure(tuple(required), tuple(p for p in dict.fromkeys(optional) if p not in required))
-        self._closures[name] = result
-        self._orders[name] = tuple(first)
-        return result
+        self._states[name] = st
+        return st
+
+
+@dataclass(slots=True)
+class _ImportState:
+    """What a process has run and loaded after some imports (see ImportGraph._state_after)."""
+
+    seen: set[str] = field(default_factory=set)  # modules the first pass reached
+    guarded: set[str] = field(default_factory=set)  # other packages' modules imported under a try
+    reached: dict[str, bool] = field(default_factory=dict)  # module -> reached by a required path
+    required: list[str] = field(default_factory=list)
+    optional: list[str] = field(default_factory=list)
+    first: dict[str, int] = field(default_factory=dict)  # extension -> when first reached
+
+    def copy(self) -> _ImportState:
+        """An independent copy to extend with a child module's import."""
+        return _ImportState(set(self.seen), set(self.guarded), dict(self.reached), list(self.required),
+                            list(self.optional), dict(self.first))
 
 
 def _within(name: str, modules: set[str]) -> bool:
