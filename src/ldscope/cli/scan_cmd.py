@@ -50,9 +50,18 @@ def scan(
     Python environment ldscope runs in (site-packages, bin, lib), its interpreter as host;
     the first line says which and why. A TARGET may be a Python environment (venv, conda env, prefix),
     a directory tree, a wheel (.whl, read in place), or a single file; --root scans a root
-    filesystem. Executables load as themselves, extension modules are imported by the
-    environment's interpreter (RTLD_NOW) with the libraries of their Requires-Dist already
-    loaded, other libraries are checked inside the loads that need them or as if dlopen'ed.
+    filesystem. Executables load as themselves. In an environment (or a wheel with --with-env)
+    each file is loaded as the Python process really loads it: an extension module is imported
+    by the environment's interpreter (RTLD_NOW) after what its package's imports load (a static
+    import graph of its Python files, read, never run) and what its Requires-Dist load; a
+    library no extension NEEDs is loaded by ctypes.CDLL (RTLD_NOW|RTLD_LOCAL) after its package
+    and after the distribution providing a SONAME it needs (libc10.so <- torch); a library an
+    extension NEEDs gets the verdict of that load. Outside Python, libraries are dlopen'ed by
+    a minimal host. Extensions whose suffix the interpreter never imports (a cpython-312 file
+    under 3.11), wheels pip would refuse, and installed versions that miss a Requires-Dist pin
+    are findings too. Every file and provider carries its distribution (RECORD, dpkg).
+
+    LD_LIBRARY_PATH and LD_PRELOAD are simulated as set; ldscope itself runs without them.
 
     Prints a one-screen summary, then findings grouped by root cause, most severe first,
     each with its evidence and near-misses. Nothing is executed.
