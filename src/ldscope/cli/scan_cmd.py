@@ -66,6 +66,14 @@ def scan(
     Prints a one-screen summary, then findings grouped by root cause, most severe first,
     each with its evidence and near-misses. Nothing is executed.
 
+    \b
+    Examples:
+      ldscope scan                                  the activated environment
+      ldscope scan ~/venvs/ml --format json -o scan.json
+      ldscope scan --with-env .venv dist/pkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl
+      ldscope scan --root ./rootfs --fail-on warning
+      LD_LIBRARY_PATH=/opt/old/lib ldscope scan     is that entry breaking anything?
+
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error
     (a target that does not exist, a corrupt wheel).
     """
