@@ -196,3 +196,21 @@ def test_output_file(built: dict[str, Path], tmp_path: Path) -> None:
     code, out, _ = invoke("info", "--format", "json", "-o", str(target), str(built["libfoo"]))
     assert code == 0 and out == ""
     assert json.loads(target.read_text())["files"][0]["soname"] == "libfoo.so.1"
+
+
+@pytest.mark.parametrize("command", ["load", "info", "symbols", "scan"])
+def test_quiet_prints_nothing_and_keeps_the_exit_status(command: str, tmp_path: Path) -> None:
+    """-q: nothing on stdout, the same exit status, and --output still gets the report."""
+    target = "/bin/ls" if command != "scan" else str(tmp_path)
+    if command == "scan":
+        (tmp_path / "libnotelf.so").write_bytes(b"not an ELF file, though named like one")
+    loud = CliRunner().invoke(cli, [command, target], catch_exceptions=False)
+    quiet = CliRunner().invoke(cli, [command, "-q", target], catch_exceptions=False)
+    assert quiet.output == "" and loud.output != ""
+    assert quiet.exit_code == loud.exit_code
+    if command == "scan":
+        assert loud.exit_code == 1  # the file named like a library is a finding
+    report = tmp_path / "report.txt"
+    written = CliRunner().invoke(cli, [command, "-q", "-o", str(report), target], catch_exceptions=False)
+    assert written.output == "" and written.exit_code == loud.exit_code
+    assert report.read_text() == loud.output

@@ -13,10 +13,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_INPUT_ERROR = 0, 1, 2
 
 
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta["ldscope.quiet"] = True
+
+
+def is_quiet() -> bool:
+    """True when -q was given: nothing on standard output, the exit status says it."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get("ldscope.quiet"))
+
+
 def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
-    """--format, --output and -v, the same on every command."""
+    """--format, --output, -v and -q, the same on every command."""
 
     def decorate(func: F) -> F:
+        func = click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet,
+                            help="Print nothing on standard output (--output still writes the "
+                                 "report; errors still go to standard error); the exit status says it.")(func)
         func = click.option("-v", "--verbose", is_flag=True, help="More detail.")(func)
         func = click.option(
             "-o", "--output", type=click.Path(dir_okay=False, writable=True),
@@ -31,8 +45,10 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
 
 
 def write_output(text: str, output: str | None) -> None:
-    """Write the report to --output or stdout."""
+    """Write the report to --output or stdout (nothing on stdout with -q)."""
     if output is None:
+        if is_quiet():
+            return
         sys.stdout.write(text)
         sys.stdout.flush()
         return

@@ -14,6 +14,7 @@ from ldscope.cli.common import (
     EXIT_INPUT_ERROR,
     check_env_assignments,
     diagnose,
+    is_quiet,
     output_options,
     write_output,
 )
@@ -85,7 +86,7 @@ def scan(
         python=python, preload=preload, loaded=loaded, env=env, clear_env=clear_env, root=root,
         also_search=also_search, jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
     )
-    progress = _progress_bar() if sys.stderr.isatty() and output_format == "text" else None
+    progress = _progress_bar() if sys.stderr.isatty() and output_format == "text" and not is_quiet() else None
     result = run_scan(targets, settings, with_env, progress)
     if progress is not None:
         click.echo("\r\033[K", nl=False, err=True)
