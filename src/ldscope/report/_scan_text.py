@@ -23,8 +23,10 @@ def render_scan_text(result: ScanResult, verbose: bool = False, use_color: bool 
     lines += ["", f"findings ({len(result.findings)}, most severe first):"]
     shown = result.findings if verbose else result.findings[:_FINDINGS_SHOWN]
     owners = dict(result.owners)
+    hosts = {f.path: f.host or (f"checked as part of {f.checked_as_part_of}" if f.checked_as_part_of else None)
+             for f in result.files}
     for i, f in enumerate(shown, 1):
-        lines += _finding(i, f, verbose, use_color, owners)
+        lines += _finding(i, f, verbose, use_color, owners, hosts)
     if len(shown) < len(result.findings):
         lines.append(f"… {len(result.findings) - len(shown)} more findings (-v lists all)")
     return "\n".join(lines) + "\n"
@@ -78,7 +80,7 @@ def _summary(result: ScanResult, use_color: bool) -> list[str]:
 
 
 def _finding(number: int, f: Finding, verbose: bool, use_color: bool,
-             owners: dict[str, Owner | None] | None = None) -> list[str]:
+             owners: dict[str, Owner | None] | None = None, hosts: dict[str, str | None] | None = None) -> list[str]:
     color = "red" if f.severity == Severity.ERROR else "yellow"
     lines = [f"{number:>3}. " + styled(f"{f.severity}", color, use_color, True) + f" {f.title}"]
     files = f.files if verbose else f.files[:3]
@@ -90,6 +92,10 @@ def _finding(number: int, f: Finding, verbose: bool, use_color: bool,
         return f"{path} ({owner.label})" if owner is not None else path
 
     lines.append(f"       affects: {', '.join(named(p) for p in files)}{more}")
+    host = (hosts or {}).get(f.files[0]) if f.files else None
+    if host:
+        # How the first file was loaded, and what the process had loaded before it.
+        lines.append(f"       as: {host}")
     lines += [f"       fix: {a}" for a in f.advice]
     seen_lines: set[str] = set()
     for p in (f.problems if verbose else f.problems[:_PROBLEMS_SHOWN]):
