@@ -139,8 +139,9 @@ ENVIRONMENTS: tuple[Environment, ...] = (
     ),
     Environment(
         "torch-cpu",
-        "the local PyTorch 2.13.0+cpu wheel, with torchvision 0.28.0 from PyPI beside it",
-        (Install((str(TORCH_WHEEL), "torchvision==0.28.0", NUMPY, PILLOW, "filelock==4.3.1",
+        "the local PyTorch 2.13.0+cpu wheel, with torchvision 0.28.0 and triton 3.6.0 from PyPI "
+        "beside it (triton/_C/libtriton.so is an extension module without a cpython suffix)",
+        (Install((str(TORCH_WHEEL), "torchvision==0.28.0", "triton==3.6.0", NUMPY, PILLOW, "filelock==4.3.1",
                   "fsspec==2026.9.0", "jinja2==3.1.6", "markupsafe==3.0.4", "mpmath==1.3.0",
                   "networkx==3.6.1", "setuptools==84.2.1", "sympy==1.14.0", TYPING_EXTENSIONS),
                  local_files=(TORCH_WHEEL,)),),
