@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# ldscope scan keeps a cache of Python files' imports under $XDG_CACHE_HOME/ldscope: the
+# suite (and every `ldscope` it runs in a subprocess) uses one of its own, not the user's.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ldscope-test-cache-")
 
 
 def batches(count: int) -> list[object]:

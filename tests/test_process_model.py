@@ -199,3 +199,20 @@ def test_wheel_scanned_with_an_environment_loads_after_its_requirements(env: Pat
     assert entry["loads"] is True and "after import addon (core 1.0: 1 native file)" in str(entry["host"]), entry
     assert entry["distribution"] is None or entry["distribution"]["name"] == "addon"  # type: ignore[index]
     assert code == 0
+
+
+def test_the_import_cache_lives_under_xdg_cache_home_and_no_cache_writes_none(env: Path, tmp_path: Path) -> None:
+    from tests.scan_support import scan_process
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("LD_")}
+    with_cache, without = tmp_path / "with", tmp_path / "without"
+    first = scan_process(str(env), "--format", "json", env={**base, "XDG_CACHE_HOME": str(with_cache)})
+    assert first.returncode == 0, first.stderr
+    written = list((with_cache / "ldscope").glob("imports-*.json"))
+    assert len(written) == 1 and "core/__init__.py" in written[0].read_text()
+    # The second scan answers from it, and says the same.
+    second = scan_process(str(env), "--format", "json", env={**base, "XDG_CACHE_HOME": str(with_cache)})
+    assert json.loads(second.stdout)["files"] == json.loads(first.stdout)["files"]
+    none = scan_process(str(env), "--no-cache", "--format", "json", env={**base, "XDG_CACHE_HOME": str(without)})
+    assert none.returncode == 0 and not without.exists()
+    assert json.loads(none.stdout)["files"] == json.loads(first.stdout)["files"]

@@ -850,3 +850,41 @@ def test_torch_closure_is_fast() -> None:
     spent = time.process_time() - start
     assert any(os.path.basename(p).startswith("_C.") for p in closure.required), closure.required
     assert spent < 2.0, f"torch's import closure took {spent:.2f} s of CPU"
+
+
+def test_the_persistent_cache_answers_unchanged_files_and_rescans_changed_ones(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import ldscope.system._pyimports as module
+
+    site = tmp_path / "site"
+    _tree(site, {f"p/_a{EXT}": "", f"p/_b{EXT}": "", "p/__init__.py": "from . import _a\n"})
+    cache = tmp_path / "cache"
+    first = ImportGraph((str(site),), SUFFIXES, str(cache))
+    assert _rel(site, first.closure("p").required) == [f"p/_a{EXT}"]
+    first.save()
+    (written,) = cache.iterdir()
+    assert written.name.startswith("imports-") and written.suffix == ".json"
+
+    def no_scanning(source: str, package: str) -> list[tuple[str, object]]:
+        raise AssertionError("an unchanged file was scanned again")
+
+    monkeypatch.setattr(module, "_scan_imports", no_scanning)
+    again = ImportGraph((str(site),), SUFFIXES, str(cache))
+    assert _rel(site, again.closure("p").required) == [f"p/_a{EXT}"]
+    monkeypatch.undo()
+    # A changed file (size and mtime) is scanned afresh.
+    init = site / "p" / "__init__.py"
+    init.write_text("from . import _a, _b\n")
+    os.utime(init, ns=(init.stat().st_atime_ns, init.stat().st_mtime_ns + 10**9))
+    changed = ImportGraph((str(site),), SUFFIXES, str(cache))
+    assert _rel(site, changed.closure("p").required) == [f"p/_a{EXT}", f"p/_b{EXT}"]
+    # A cache file that is garbage, or a cache directory that cannot be written, is no error.
+    written.write_bytes(b"\0not json")
+    garbage = ImportGraph((str(site),), SUFFIXES, str(cache))
+    assert _rel(site, garbage.closure("p").required) == [f"p/_a{EXT}", f"p/_b{EXT}"]
+    garbage.save()
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    unwritable = ImportGraph((str(site),), SUFFIXES, str(blocked / "sub"))
+    assert unwritable.closure("p").required
+    unwritable.save()

@@ -33,6 +33,9 @@ from ldscope.cli.common import (
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Environment variable for the simulated processes.")
 @click.option("--clear-env", is_flag=True, help="Simulate processes started with an empty environment.")
 @click.option("--also-search", multiple=True, metavar="DIR", help="Extra directories for near-misses.")
+@click.option("--no-cache", is_flag=True,
+              help="Do not read or write the cache of Python files' import statements "
+                   "($XDG_CACHE_HOME/ldscope, else ~/.cache/ldscope; entries are keyed by path, size and mtime).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error",
               show_default=True, help="Lowest finding severity that makes the exit status 1.")
 @click.option("-j", "--jobs", type=int, default=0, metavar="N",
@@ -42,7 +45,7 @@ from ldscope.cli.common import (
 def scan(
     targets: tuple[str, ...], python: str | None, root: str | None, with_env: str | None,
     preload: tuple[str, ...], loaded: tuple[str, ...], env: tuple[str, ...], clear_env: bool,
-    also_search: tuple[str, ...], fail_on: str, jobs: int, output_format: str,
+    also_search: tuple[str, ...], no_cache: bool, fail_on: str, jobs: int, output_format: str,
     output: str | None, verbose: bool,
 ) -> None:
     """Check that every native file in TARGETs loads, each in its real host context.
@@ -85,6 +88,7 @@ def scan(
     settings = ScanSettings(
         python=python, preload=preload, loaded=loaded, env=env, clear_env=clear_env, root=root,
         also_search=also_search, jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
+        cache_dir=None if no_cache else _cache_dir(),
     )
     progress = _progress_bar() if sys.stderr.isatty() and output_format == "text" and not is_quiet() else None
     result = run_scan(targets, settings, with_env, progress)
@@ -105,6 +109,15 @@ def scan(
     if result.errors:
         raise SystemExit(EXIT_INPUT_ERROR)
     raise SystemExit(EXIT_FINDINGS if result.fails(fail_on) else EXIT_CLEAN)
+
+
+def _cache_dir() -> str | None:
+    """ldscope's cache directory: $XDG_CACHE_HOME/ldscope, else ~/.cache/ldscope."""
+    from ldscope.system import home_directory, process_environment
+
+    env = process_environment()
+    base = env.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if (home := home_directory(env)) else None)
+    return os.path.join(base, "ldscope") if base else None
 
 
 def _progress_bar() -> Callable[[int], None]:

@@ -211,7 +211,7 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     candidates, images = _images(state.images, discovery.candidates, discovery.skipped)
     python = found.python or system.running_interpreter()
     abi = system.interpreter_abi(python, root=found.root)
-    model = _process_model(found, candidates, images, python, abi)
+    model = _process_model(found, candidates, images, python, abi, settings.cache_dir)
     jobs, libraries, never_imported = plan_jobs(state, candidates, python, images, model, abi)
     results, reports, covered = _run(state, jobs, progress, discovery)
     wheel_level = wheel_problems(target.path, abi, python) if target.kind == TargetKind.WHEEL and abi else []
@@ -226,6 +226,8 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
         results.append(FileResult(job.candidate.path, job.kind, False, (problem,), host, None, job.assumed))
         reports.append((job.candidate.path, LoadReport(job.candidate.path, host, False, (), (problem,))))
     leftovers = [library_job(state, c, images[c.path], python, model) for c in libraries if c.path not in covered]
+    if model is not None:
+        model.graph.save()  # every import closure is computed by now
     more, more_reports, _ = _run(state, leftovers, progress, discovery, record_covered=False)
     results += more
     reports += more_reports
@@ -292,12 +294,13 @@ def problems_within(library: str, report: LoadReport) -> tuple[Problem, ...]:
 
 
 def _process_model(found: _TargetFiles, candidates: list[Candidate], images: dict[str, ElfImage],
-                   python: str, abi: system.InterpreterABI | None) -> PythonProcessModel | None:
+                   python: str, abi: system.InterpreterABI | None,
+                   cache_dir: str | None = None) -> PythonProcessModel | None:
     """The Python process model of an environment (or a wheel scanned with one), else None."""
     if not found.site_packages:
         return None
     suffixes = abi.extension_suffixes if abi is not None else (".so",)
-    graph = system.ImportGraph(found.site_packages, suffixes)
+    graph = system.ImportGraph(found.site_packages, suffixes, cache_dir)
     owner_of: dict[str, system.Distribution] = {}
     for d in found.distributions:
         for f in d.files:

@@ -54,6 +54,7 @@ class ScanSettings:
     also_search: tuple[str, ...] = ()
     jobs: int = 1
     near_misses: bool = True
+    cache_dir: str | None = None  # where the import graph keeps its per-file cache (None: none)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ldscope.system._import_cache import ImportCache, scanner_fingerprint
+
 # The lines that open or close blocks, and the import statements. Other lines are skipped.
 _LINE = re.compile(
     r"^(?:([ \t]*)(?:(async[ \t]+def|def|class|try|except|finally|else|elif|if|with|for|while|raise)\b(.*)"
@@ -73,12 +75,20 @@ class _Block:
     reraises: bool = False  # for a try: one of its handlers raises
 
 
+_GUARDS = frozenset(g.value for g in Guard)
+
+
 class ImportGraph:
     """The static import graph of the modules under some site-packages directories."""
 
-    def __init__(self, site_packages: tuple[str, ...], extension_suffixes: tuple[str, ...]) -> None:
+    def __init__(self, site_packages: tuple[str, ...], extension_suffixes: tuple[str, ...],
+                 cache_dir: str | None = None) -> None:
         self.site_packages = site_packages
         self.extension_suffixes = extension_suffixes
+        fingerprint = scanner_fingerprint(__file__) if cache_dir else ""
+        # One persistent cache per site directory (None: every file is scanned afresh).
+        self._caches = [(site.rstrip("/") + "/", ImportCache(cache_dir, site, fingerprint))
+                        for site in site_packages] if cache_dir else []
         self._listing: dict[str, frozenset[str]] = {}
         self._resolved: dict[str, ModuleFile | None] = {}
         self._imports: dict[str, tuple[tuple[str, Guard], ...]] = {}
@@ -141,13 +151,8 @@ class ImportGraph:
             return cached
         result: list[tuple[str, Guard]] = []
         if not module.is_extension and module.path.endswith(".py"):
-            try:
-                with open(module.path, "rb") as fh:
-                    source = fh.read(_MAX_SOURCE).decode("utf-8", "replace")
-            except OSError:
-                source = ""
             package = module.name if module.is_package else module.name.rpartition(".")[0]
-            for name, guard in _scan_imports(source, package):
+            for name, guard in self._statements_of(module.path, package):
                 parts = name.split(".")
                 # The parents are imported first; only the module named is what the try guards
                 # (the cross-package rule), though a parent's failure is swallowed by it too.
@@ -156,6 +161,30 @@ class ImportGraph:
                               for i in range(1, len(parts) + 1))
         self._imports[module.path] = tuple(result)
         return self._imports[module.path]
+
+    def _statements_of(self, path: str, package: str) -> list[tuple[str, Guard]]:
+        """The module's import statements: from the persistent cache when the file is
+        unchanged, else read and scanned (and remembered)."""
+        cache = next((c for prefix, c in self._caches if path.startswith(prefix)), None)
+        try:
+            with open(path, "rb") as fh:
+                stat = os.fstat(fh.fileno())
+                if cache is not None:
+                    cached = cache.get(path, stat, package)
+                    if cached is not None:
+                        return [(name, Guard(guard)) for name, guard in cached if guard in _GUARDS]
+                source = fh.read(_MAX_SOURCE).decode("utf-8", "replace")
+        except OSError:
+            return []
+        found = _scan_imports(source, package)
+        if cache is not None:
+            cache.put(path, stat, package, [(name, guard.value) for name, guard in found])
+        return found
+
+    def save(self) -> None:
+        """Write what this graph scanned to the persistent cache (if it has one)."""
+        for _, cache in self._caches:
+            cache.save()
 
     def closure(self, name: str) -> ImportClosure:
         """The extension files `import name` loads (its parent packages first), in load order.
