@@ -216,3 +216,29 @@ def test_the_import_cache_lives_under_xdg_cache_home_and_no_cache_writes_none(en
     none = scan_process(str(env), "--no-cache", "--format", "json", env={**base, "XDG_CACHE_HOME": str(without)})
     assert none.returncode == 0 and not without.exists()
     assert json.loads(none.stdout)["files"] == json.loads(first.stdout)["files"]
+
+
+def test_bundled_copy_advice_only_for_a_vendored_name_in_the_needers_own_directory(tmp_path: Path) -> None:
+    """Right or silent: "a bundled copy belongs in DIR" only for an auditwheel-style name
+    (hash-suffixed) whose DIR the needer's own distribution installs into; never for a driver
+    library (libcuda.so.1) that an RPATH happens to point near."""
+    from ldscope.loader import Problem, TriedPath
+    from ldscope.scan._attribution import Attribution
+    from ldscope.system import Distribution
+    from ldscope.vocab import FoundVia, ProblemKind, Severity
+
+    libs = tmp_path / "pkg.libs"
+    libs.mkdir()
+    (libs / "libz-0123abcd.so.1").write_bytes(b"")
+    needer = str(tmp_path / "pkg" / "_ext.so")
+    attribution = Attribution(str(tmp_path / "no-root"))
+    attribution.add([Distribution("pkg", (needer, str(libs / "libz-0123abcd.so.1")), (), "1.0")])
+
+    def advice(name: str) -> str:
+        problem = Problem(ProblemKind.MISSING_LIBRARY, Severity.ERROR, needer, f"{name}: cannot open", library=name,
+                          tried=(TriedPath(str(libs / name), FoundVia.RUNPATH, "not found"),))
+        (line,) = attribution.advice_for_missing(problem)
+        return line
+
+    assert f"a bundled copy belongs in {libs}" in advice("libpng-89abcdef.so.16")
+    assert advice("libcuda.so.1").startswith("provided by no installed distribution")

@@ -33,7 +33,7 @@ from tests.realworld.compare import (
     run_scan,
     scan_command,
 )
-from tests.realworld.corpus import ENVIRONMENTS, TORCH_WHEEL, Breakage, environment
+from tests.realworld.corpus import ENVIRONMENTS, HEAVY_ENVIRONMENTS, TORCH_WHEEL, Breakage, environment
 from tests.realworld.nearmiss import check, precision
 from tests.realworld.truth import (
     elf_kind,
@@ -70,13 +70,17 @@ _KNOWN_ENV_DISAGREEMENTS: dict[str, str] = {}
 _KNOWN_BREAKAGE_MISSES: dict[str, str] = {}
 
 
+# CI's environments, and the heavy ones too with LDSCOPE_TEST_HEAVY=1 (5.5 GB of CUDA wheels).
+_JUDGED = (*ENVIRONMENTS, *(HEAVY_ENVIRONMENTS if os.environ.get("LDSCOPE_TEST_HEAVY") == "1" else ()))
+
+
 def _known(name: str, reasons: dict[str, str]) -> list[pytest.MarkDecorator]:
     return [pytest.mark.xfail(strict=True, reason=reasons[name])] if name in reasons else []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [pytest.param(e.name, marks=_known(e.name, _KNOWN_ENV_DISAGREEMENTS))
-                                  for e in ENVIRONMENTS])
+                                  for e in _JUDGED])
 def test_scan_agrees_with_the_real_import(name: str) -> None:
     """Every native file with a truth: ldscope's `loads` is what importing (or dlopen) did."""
     built, _, _, c = _judged(name)
@@ -90,7 +94,7 @@ def test_scan_agrees_with_the_real_import(name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [e.name for e in ENVIRONMENTS])
+@pytest.mark.parametrize("name", [e.name for e in _JUDGED])
 def test_every_near_miss_shown_is_confirmed_by_its_rule(name: str) -> None:
     """Near-miss precision on the corpus: each one shown is checked against the files by a rule
     of its kind (pyelftools, c++filt); none may be refuted, and none may go unchecked."""
@@ -295,9 +299,9 @@ def test_truth_snippets_import_and_dlopen_for_real(tmp_path: Path) -> None:
 
 
 def test_corpus_is_pinned_and_keyed() -> None:
-    names = [e.name for e in ENVIRONMENTS]
+    names = [e.name for e in (*ENVIRONMENTS, *HEAVY_ENVIRONMENTS)]
     assert len(names) == len(set(names))
-    for env in ENVIRONMENTS:
+    for env in (*ENVIRONMENTS, *HEAVY_ENVIRONMENTS):
         for install in env.installs:
             assert "--only-binary=:all:" in install.pip_args
             for req in install.requirements:

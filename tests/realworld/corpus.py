@@ -199,9 +199,30 @@ ENVIRONMENTS: tuple[Environment, ...] = (
 )
 
 
+# Environments too big for CI's time and disk (5.5 GB, ~1.5 min to install, minutes of truth):
+# run by `python -m tests.realworld.report NAME` or with LDSCOPE_TEST_HEAVY=1.
+HEAVY_ENVIRONMENTS: tuple[Environment, ...] = (
+    Environment(
+        "torch-cuda",
+        "PyPI's CUDA 13 torch 2.14.1 with torchvision 0.29.1 built for it, and everything pip "
+        "resolves for them (triton, nvidia-* wheels, cuda-bindings): a working environment "
+        "(`import torch, torchvision` and torchvision's ops load) on a machine without a GPU",
+        (Install(("torch==2.14.1", "torchvision==0.29.1", "triton==3.8.0", "cuda-bindings==13.5.0",
+                  "cuda-pathfinder==1.9.1", "cuda-toolkit==13.0.3.0", "nvidia-cublas==13.1.1.3",
+                  "nvidia-cuda-cupti==13.0.85", "nvidia-cuda-nvrtc==13.0.88", "nvidia-cuda-runtime==13.0.96",
+                  "nvidia-cudnn-cu13==9.24.0.43", "nvidia-cufft==12.0.0.61", "nvidia-cufile==1.15.1.6",
+                  "nvidia-curand==10.4.0.35", "nvidia-cusolver==12.0.4.66", "nvidia-cusparse==12.6.3.3",
+                  "nvidia-cusparselt-cu13==0.8.1", "nvidia-nccl-cu13==2.30.7", "nvidia-nvjitlink==13.5.37",
+                  "nvidia-nvshmem-cu13==3.4.5", "nvidia-nvtx==13.0.85", NUMPY, PILLOW, "filelock==4.3.1",
+                  "fsspec==2026.9.0", "jinja2==3.1.6", "markupsafe==3.0.4", "mpmath==1.3.0",
+                  "networkx==3.6.1", "sympy==1.14.0", TYPING_EXTENSIONS)),),
+    ),
+)
+
+
 def environment(name: str) -> Environment:
-    """The corpus environment called `name`."""
-    for env in ENVIRONMENTS:
+    """The corpus environment called `name` (the heavy ones included)."""
+    for env in (*ENVIRONMENTS, *HEAVY_ENVIRONMENTS):
         if env.name == name:
             return env
     raise KeyError(f"no corpus environment {name!r}; known: {', '.join(e.name for e in ENVIRONMENTS)}")

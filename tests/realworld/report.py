@@ -24,7 +24,7 @@ from tests.realworld.compare import (
     run_scan,
     scan_command,
 )
-from tests.realworld.corpus import ENVIRONMENTS, environment
+from tests.realworld.corpus import ENVIRONMENTS, HEAVY_ENVIRONMENTS, environment
 from tests.realworld.nearmiss import precision
 from tests.realworld.truth import truth
 
@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     """Build, judge and compare; print the report.  Exit status 1 when anything disagrees."""
     parser = argparse.ArgumentParser(prog="python -m tests.realworld.report", description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="environments (default: all): "
-                        + ", ".join(e.name for e in ENVIRONMENTS))
+                        + ", ".join(e.name for e in ENVIRONMENTS) + "; heavy, by name only: "
+                        + ", ".join(e.name for e in HEAVY_ENVIRONMENTS))
     parser.add_argument("--full", type=Path, help="write every disagreement, in full, to this file")
     args = parser.parse_args(argv)
     envs = [environment(n) for n in args.names] if args.names else list(ENVIRONMENTS)

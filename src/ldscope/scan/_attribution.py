@@ -5,11 +5,16 @@ that is missing."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from ldscope.loader import LoadReport, Problem
 from ldscope.system import DebianOwners, Distribution
 from ldscope.vocab import FoundVia, Words
+
+# auditwheel renames what it vendors with a content hash (libquadmath-96973f99.so.0.0.0,
+# libjpeg.67fb65bd.so.8): only such a name is a bundled copy; libcuda.so.1 never is.
+_VENDORED = re.compile(r"[-.][0-9a-f]{8}(?:-[0-9a-f]{8})?\.so")
 
 
 class OwnerSource(Words):
@@ -66,6 +71,14 @@ class Attribution:
         self._cache[path] = owner
         return owner
 
+    def _installs_into(self, owner: Owner | None, directory: str) -> bool:
+        """True if the distribution `owner` names has files in `directory` (its own .libs)."""
+        if owner is None or owner.source != OwnerSource.RECORD:
+            return False
+        prefix = directory.rstrip("/") + "/"
+        return any(path.startswith(prefix) and d.name == owner.name
+                   for path, d in self._record.items() if path.startswith(prefix))
+
     def listed_as(self, name: str) -> list[tuple[str, Distribution]]:
         """(path, distribution) of RECORD entries whose file name is `name`."""
         return self._by_basename.get(name, [])
@@ -83,7 +96,7 @@ class Attribution:
                           f"(pip install --force-reinstall --no-deps {dist.name}=={dist.version})"
                           if dist.version else f"{path} is listed in {dist.name}'s RECORD but is not on "
                           f"disk: reinstall {dist.name}")
-        elif bundled is not None:
+        elif bundled is not None and _VENDORED.search(name) and self._installs_into(needer, bundled):
             who = f" (of {needer.label})" if needer is not None else ""
             advice.append(f"no installed distribution provides it; a bundled copy belongs in {bundled}, "
                           f"where {os.path.basename(problem.file)}{who} looks first (its RPATH/RUNPATH)")
