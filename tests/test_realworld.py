@@ -131,6 +131,18 @@ def test_near_miss_rules_confirm_and_refute() -> None:
     assert check(right, problem, None) is True
     assert check(wrong, problem, None) is False
     assert check({"kind": "similar-name"}, problem, None) is None
+    # A missing library "found elsewhere": the file must exist, be that library, and not be
+    # where the loader looked.
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        there = os.path.join(d, "libcublas.so.13")
+        open(there, "wb").close()
+        missing = {"kind": "missing-library", "library": "libcublas.so.13", "tried": [{"path": "/usr/lib/libcublas.so.13"}]}
+        assert check({"kind": "found-elsewhere", "file": there}, missing, None) is True
+        assert check({"kind": "found-elsewhere", "file": there + ".gone"}, missing, None) is False
+        looked = {**missing, "tried": [{"path": there}]}
+        assert check({"kind": "found-elsewhere", "file": there}, looked, None) is False
     scan = {"findings": [{"problems": [{**problem, "near_misses": [right, wrong]}]}]}
     result = precision(scan, None)
     assert (result.right, len(result.wrong), result.describe()) == (1, 1, "1/2 (50%)")

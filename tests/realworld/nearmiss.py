@@ -85,6 +85,17 @@ def check(near_miss: dict[str, object], problem: dict[str, object], interpreter:
         if kind == "not-in-scope":
             return symbol in names
         return symbol in names and (wanted_version not in versions.get(symbol, frozenset()))
+    if kind in ("found-elsewhere", "other-release"):
+        # A missing library: the file named exists, is not where the loader looked, and is
+        # that library (same name) or another release of it (same stem before ".so").
+        wanted = str(problem.get("library") or "")
+        tried = {str(t.get("path")) for t in problem.get("tried", []) if isinstance(t, dict)}  # type: ignore[attr-defined]
+        if not os.path.isfile(path) or path in tried:
+            return False
+        base = os.path.basename(path)
+        if kind == "found-elsewhere":
+            return base == wanted
+        return base != wanted and base.split(".so")[0] == wanted.split(".so")[0]
     if kind == "python-api":
         if interpreter is None:
             return None
