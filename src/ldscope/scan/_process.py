@@ -131,7 +131,7 @@ class PythonProcessModel:
                 dists.append(d.label)
         for d in [*providers, *([dist] if dist is not None else [])]:
             top = main_module(d)
-            if top:
+            if top and f"import {top}" not in imports:  # nvidia-* distributions share `nvidia`
                 imports.append(f"import {top}")
         loaded.pop(path, None)
         return ProcessContext(tuple(loaded), tuple(dists), tuple(imports))
