@@ -715,7 +715,9 @@ def test_regressions_first(seeds: tuple[Seed, ...], traced: object, tmp_path: Pa
         ran += 1
     assert ran == len(REGRESSIONS)  # every regression's seed is built from source
     assert budget.outcomes["rejected:dynsym"] >= len(MODES)  # the endless chain is rejected
-    assert budget.outcomes["rejected:open"] >= 2 * len(MODES)  # the header errors are too
+    # The bad e_phentsize is rejected; the cut-short section header table is not any more: the
+    # file is read without section headers, with a warning (readelf does the same).
+    assert budget.outcomes["rejected:open"] >= len(MODES)
 
 
 # ------------------------------------------------------------------------ the fuzzer

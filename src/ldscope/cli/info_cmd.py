@@ -18,8 +18,19 @@ def info(files: tuple[str, ...], output_format: str, output: str | None, verbose
     RPATH/RUNPATH, flags, required and defined versions, stripped or not, build-id;
     for archives their members and symbol index; for linker scripts what they reference.
 
+    -v adds every program header and section header (readelf -lS) and lists every archive
+    member (not only the first 20). A part of a file that cannot be read (a corrupt section
+    header table, a name outside its string table) is named on a `warning:` line and the rest
+    is shown, as readelf does.
+
     A malformed or unreadable file gets a one-line diagnostic and exit status 2; the
     other files are still summarised.
+
+    \b
+    Examples:
+      ldscope info /usr/bin/python3
+      ldscope info -v --format json libfoo.so
+      ldscope info /usr/lib/debug/.build-id/ab/cdef.debug   a separate debug file
     """
     from ldscope.inspection import describe
     from ldscope.report import dumps, info_json, render_info

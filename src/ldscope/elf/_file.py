@@ -94,6 +94,8 @@ class ElfFile:
         self.e_flags = int(ehdr["e_flags"])
         self.entry = int(ehdr["e_entry"])
         self._ehdr = ehdr
+        # Parts that could not be read, each named (readelf warns and goes on; so do we).
+        self.warnings: list[str] = []
         self.section_headers = self._read_section_headers()
         self.program_headers = self._read_program_headers()
 
@@ -165,20 +167,35 @@ class ElfFile:
 
     # ------------------------------------------------------------- headers
     def _read_section_headers(self) -> np.ndarray:
+        """The section header table; a broken one is ignored with a warning (the loader never
+        reads it, and readelf goes on without it)."""
         shoff = int(self._ehdr["e_shoff"])
         shnum = int(self._ehdr["e_shnum"])
         shentsize = int(self._ehdr["e_shentsize"])
         dtype = self.dtypes["shdr"]
+        none = np.zeros(0, dtype=dtype)
         if shoff == 0:
-            return np.zeros(0, dtype=dtype)
+            return none
+        if shentsize == 0 and shnum == 0:
+            self.warnings.append("a non-zero section header offset but no section headers: none read")
+            return none
         if shentsize != dtype.itemsize:
-            raise InputFormatError(self.name, f"bad section header size {shentsize}", 0)
+            self.warnings.append(f"section header entry size {shentsize} (expected {dtype.itemsize}): "
+                                 "section headers ignored")
+            return none
         if shnum == 0:
             # Extended numbering: the real count is in section 0's sh_size.
+            if shoff + dtype.itemsize > self.size:
+                self.warnings.append("section header 0 extends past the end of the file: section headers ignored")
+                return none
             first = self.array(shoff, dtype, 1, "section header 0")
             shnum = int(first[0]["sh_size"])
             if shnum == 0:
-                return np.zeros(0, dtype=dtype)
+                return none
+        if shoff + shnum * dtype.itemsize > self.size:
+            self.warnings.append(f"section header table ({shnum} × {dtype.itemsize} bytes at {shoff:#x}) "
+                                 "extends past the end of the file: section headers ignored")
+            return none
         return self.array(shoff, dtype, shnum, "section header table")
 
     def _read_program_headers(self) -> np.ndarray:
@@ -213,7 +230,11 @@ class ElfFile:
         if index == 0 or index >= len(self.section_headers):
             return None
         sh = self.section_headers[index]
-        return self.string_table(int(sh["sh_offset"]), int(sh["sh_size"]), "section name table")
+        offset, size = int(sh["sh_offset"]), int(sh["sh_size"])
+        if int(sh["sh_type"]) == C.SHT_NOBITS or offset < 0 or size < 0 or offset + size > self.size:
+            self.warnings.append(f"section name table (section {index}) is not in the file: sections unnamed")
+            return None
+        return self.string_table(offset, size, "section name table")
 
     @cached_property
     def sections(self) -> tuple[Section, ...]:
@@ -270,20 +291,80 @@ class ElfFile:
 
     # ------------------------------------------------------------- dynamic
     @cached_property
-    def _dynamic_entries(self) -> np.ndarray | None:
-        dtype = self.dtypes["dyn"]
+    def is_separate_debug(self) -> bool:
+        """True for a separate debug file (`objcopy --only-keep-debug`, Debian's -dbg
+        packages): its allocated sections, `.dynamic` among them, kept only as headers."""
+        named = [s for s in self.sections if s.name == ".dynamic"]
+        if named:
+            return named[0].type == C.SHT_NOBITS
+        code = [s for s in self.sections if s.flags & 0x6 == 0x6 and s.size]  # SHF_ALLOC|SHF_EXECINSTR
+        return bool(code) and all(s.type == C.SHT_NOBITS for s in code)
+
+    @cached_property
+    def dynamic_section_unused(self) -> Section | None:
+        """A `.dynamic` section the loader never reads: the file has program headers but no
+        PT_DYNAMIC (ld.so refuses such a shared object: "object file has no dynamic section")."""
+        if not len(self.program_headers) or self._segment(C.PT_DYNAMIC) is not None:
+            return None
+        secs = self.sections_of_type(C.SHT_DYNAMIC)
+        return self.sections[secs[0]] if secs else None
+
+    @property
+    def has_pt_dynamic(self) -> bool:
+        """True if a PT_DYNAMIC program header exists (what ld.so reads the dynamic info by)."""
+        return self._segment(C.PT_DYNAMIC) is not None
+
+    @property
+    def has_load_segments(self) -> bool:
+        """True if the file has a PT_LOAD segment."""
+        return bool(self._load_segments)
+
+    def _dynamic_location(self) -> tuple[int, int] | None:
+        """(file offset, size) of the dynamic entries as ld.so finds them: PT_DYNAMIC's
+        p_vaddr through the PT_LOAD mapping it (l_ld), not its p_offset. Without program
+        headers (relocatable or section-only files) the `.dynamic` section."""
         ph = self._segment(C.PT_DYNAMIC)
-        if ph is not None:
-            offset, size = int(ph["p_offset"]), int(ph["p_filesz"])
-        else:
+        if ph is None:
+            if len(self.program_headers):
+                return None  # the loader sees no dynamic section; see dynamic_section_unused
             secs = self.sections_of_type(C.SHT_DYNAMIC)
             if not secs:
                 return None
             sh = self.section_headers[secs[0]]
-            if int(sh["sh_type"]) == C.SHT_NOBITS:
-                return None
-            offset, size = int(sh["sh_offset"]), int(sh["sh_size"])
-        return self.array(offset, dtype, size // dtype.itemsize, "dynamic section")
+            return int(sh["sh_offset"]), int(sh["sh_size"])
+        if self.is_separate_debug:
+            return None  # readelf: "There is no dynamic section in this file."
+        vaddr, filesz, memsz = int(ph["p_vaddr"]), int(ph["p_filesz"]), int(ph["p_memsz"])
+        wanted = max(filesz, memsz)
+        for start, seg_filesz, seg_offset in self._load_segments:
+            if start <= vaddr < start + seg_filesz:
+                # Bytes past the segment's file part are zero in memory: a DT_NULL there.
+                return vaddr - start + seg_offset, min(wanted, start + seg_filesz - vaddr)
+        headers = self.program_headers
+        loads = headers[headers["p_type"] == C.PT_LOAD]
+        if any(start <= vaddr < start + size for start, size in zip(loads["p_vaddr"].tolist(),
+                                                                 loads["p_memsz"].tolist())):
+            return None  # in a segment's zero-filled part: DT_NULL straight away
+        offset = int(ph["p_offset"])
+        if filesz == 0:
+            return None
+        self.warnings.append(f"PT_DYNAMIC address {vaddr:#x} is in no PT_LOAD's file data: "
+                             f"read at its file offset {offset:#x}")
+        return offset, filesz
+
+    @cached_property
+    def _dynamic_entries(self) -> np.ndarray | None:
+        dtype = self.dtypes["dyn"]
+        location = self._dynamic_location()
+        if location is None:
+            return None
+        offset, size = location
+        if offset < 0 or size < 0 or offset >= self.size:
+            raise InputFormatError(self.name, "dynamic section is not in the file", offset)
+        count = min(size, self.size - offset) // dtype.itemsize
+        if count * dtype.itemsize < size:
+            self.warnings.append(f"dynamic section ({size} bytes at {offset:#x}) is cut short by the end of the file")
+        return self.array(offset, dtype, count, "dynamic section")
 
     @cached_property
     def _dynamic_tags(self) -> dict[int, int]:
@@ -373,13 +454,17 @@ class ElfFile:
                 extended = self.array(
                     int(xsh["sh_offset"]), self.dtypes["word"], len(entries), "SHT_SYMTAB_SHNDX"
                 )
-        self._check_names(entries, strings, kind)
-        return SymbolTable(entries, strings, kind, extended)
+        return SymbolTable(entries, strings, kind, extended, corrupt=self._corrupt_names(entries, strings, kind))
 
-    def _check_names(self, entries: np.ndarray, strings: StringTable, kind: str) -> None:
-        if len(entries) and int(entries["st_name"].max()) >= max(strings.size, 1):
-            bad = int(np.flatnonzero(entries["st_name"] >= max(strings.size, 1))[0])
-            raise InputFormatError(self.name, f"{kind} symbol {bad} has a name outside its table")
+    def _corrupt_names(self, entries: np.ndarray, strings: StringTable, kind: str) -> np.ndarray | None:
+        """Entries whose name lies outside their string table (shown `<corrupt>`, as readelf
+        does, with a warning), or None when every name is readable."""
+        if not len(entries) or int(entries["st_name"].max()) < max(strings.size, 1):
+            return None
+        bad = np.flatnonzero(entries["st_name"] >= max(strings.size, 1))
+        self.warnings.append(f"{kind}: {bad.size} symbol name(s) outside the string table "
+                             f"(first: symbol {int(bad[0])}), shown as <corrupt>")
+        return bad
 
     @cached_property
     def dynsym(self) -> SymbolTable | None:
@@ -396,8 +481,7 @@ class ElfFile:
             if off is None or count is None or strings is None:
                 return None
             entries = self.array(off, self.dtypes["sym"], count, "DT_SYMTAB")
-            self._check_names(entries, strings, "DT_SYMTAB")
-            table = SymbolTable(entries, strings, "dynsym")
+            table = SymbolTable(entries, strings, "dynsym", corrupt=self._corrupt_names(entries, strings, "DT_SYMTAB"))
         table.versions = self.versions if self._has_versions else None
         return table
 

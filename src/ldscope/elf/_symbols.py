@@ -81,7 +81,9 @@ class SymbolTable:
     views or cheap derivations; names are decoded only when `name()`/`names()` is called.
     """
 
-    __slots__ = ("_name_index", "_names", "entries", "kind", "section_index", "strings", "versions")
+    __slots__ = ("_name_index", "_names", "corrupt", "entries", "kind", "section_index", "strings", "versions")
+
+    CORRUPT_NAME = "<corrupt>"  # readelf's word for a name outside its string table
 
     def __init__(
         self,
@@ -90,8 +92,10 @@ class SymbolTable:
         kind: str,
         section_index: np.ndarray | None = None,
         versions: SymbolVersions | None = None,
+        corrupt: np.ndarray | None = None,
     ) -> None:
         self.entries = entries
+        self.corrupt = corrupt  # indices whose st_name is outside the string table
         self.strings = strings
         self.kind = kind
         shndx = entries["st_shndx"].astype(np.uint32)
@@ -178,12 +182,19 @@ class SymbolTable:
         """Decoded name of entry `index`."""
         if self._names is not None:
             return self._names[index]
-        return self.strings.get(int(self.entries["st_name"][index]))
+        offset = int(self.entries["st_name"][index])
+        if self.corrupt is not None and offset >= max(self.strings.size, 1):
+            return self.CORRUPT_NAME
+        return self.strings.get(offset)
 
     def names(self) -> list[str]:
         """All names, decoded once and cached."""
         if self._names is None:
-            self._names = self.strings.get_many(self.entries["st_name"])
+            names = self.strings.get_many(self.entries["st_name"])
+            if self.corrupt is not None:
+                for i in self.corrupt.tolist():
+                    names[i] = self.CORRUPT_NAME
+            self._names = names
         return self._names
 
     def indices_of(self, name: str) -> list[int]:

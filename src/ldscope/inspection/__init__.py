@@ -10,6 +10,8 @@ from ldscope.inspection._info import (
     MemberInfo,
     RequiredVersions,
     ScriptInfo,
+    SectionInfo,
+    SegmentInfo,
     describe,
 )
 from ldscope.inspection._listing import ListingOptions, SymbolRow, TableListing, list_symbols
@@ -23,6 +25,8 @@ __all__ = [
     "MemberInfo",
     "RequiredVersions",
     "ScriptInfo",
+    "SectionInfo",
+    "SegmentInfo",
     "SymbolRow",
     "TableListing",
     "collect_listings",

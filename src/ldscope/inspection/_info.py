@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -19,6 +21,30 @@ class RequiredVersions:
     file: str
     versions: tuple[str, ...]
     weak: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentInfo:
+    """One program header, as `readelf -l` lists it."""
+
+    type: str
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    flags: str
+
+
+@dataclass(frozen=True, slots=True)
+class SectionInfo:
+    """One section header, as `readelf -S` lists it."""
+
+    index: int
+    name: str
+    type: str
+    addr: int
+    offset: int
+    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +77,12 @@ class ElfInfo:
     stripped: bool
     build_id: str | None
     debuglink: str | None
+    separate_debug: bool = False  # a separate debug file: no code, no dynamic section
+    lazy_binding_applies: bool = True  # False where "binding" means nothing (static, .o, core)
+    dynamic_section_unused: bool = False  # a .dynamic section ld.so never reads (no PT_DYNAMIC)
+    warnings: tuple[str, ...] = ()  # parts that could not be read, each named
+    segments: tuple[SegmentInfo, ...] = ()
+    section_list: tuple[SectionInfo, ...] = ()
     kind: str = "elf"
 
 
@@ -103,34 +135,50 @@ class ScriptInfo:
 FileInfo = ElfInfo | ArchiveInfo | ScriptInfo
 
 
+_T = TypeVar("_T")
+
+
+def _part(warnings: list[str], what: str, read: Callable[[], _T], absent: _T) -> _T:
+    """Read one part of a file; a malformed part is reported by name and the rest is read."""
+    try:
+        return read()
+    except InputFormatError as exc:
+        warnings.append(f"{what}: {exc.reason}; not read")
+        return absent
+
+
 def elf_info(elf: ElfFile, path: str) -> ElfInfo:
-    """Summarise an open ELF file."""
-    dyn = elf.dynamic
-    dynsym = elf.dynsym
+    """Summarise an open ELF file (what cannot be read is named in `warnings`)."""
+    warnings: list[str] = []
+    dyn = _part(warnings, "dynamic section", lambda: elf.dynamic, None)
+    dynsym = _part(warnings, "dynamic symbol table", lambda: elf.dynsym, None)
     defined = undefined = 0
     if dynsym is not None and len(dynsym):
         dmask = dynsym.defined_mask
         defined = int(np.count_nonzero(dmask))
         undefined = len(dynsym) - defined - 1
     by_file: dict[str, tuple[list[str], list[str]]] = {}
-    for req in elf.version_requirements:
+    for req in _part(warnings, "version requirements", lambda: elf.version_requirements, ()):
         entry = by_file.setdefault(req.file, ([], []))
         entry[0].append(req.name)
         if req.weak:
             entry[1].append(req.name)
-    symtab = elf.symtab
-    debuglink = elf.debuglink
-    defs = elf.version_definitions
+    symtab = _part(warnings, ".symtab", lambda: elf.symtab, None)
+    debuglink = _part(warnings, ".gnu_debuglink", lambda: elf.debuglink, None)
+    defs = _part(warnings, "version definitions", lambda: elf.version_definitions, ())
+    build_id = _part(warnings, "notes", lambda: elf.build_id, None)
+    loadable = elf.e_type in (C.ET_DYN, C.ET_EXEC)
     return ElfInfo(
         path=path,
         elf_class=64 if elf.is64 else 32,
         endian="little" if elf.little_endian else "big",
         machine=elf.machine,
         type=elf.type_name,
-        pie=(elf.e_type == C.ET_DYN and elf.interpreter is not None)
-        or bool(dyn is not None and dyn.pie),
+        # readelf's rule: DF_1_PIE makes a DYN file an executable (glibc's libc.so.6 has an
+        # interpreter, to run as a program, and is still a shared object).
+        pie=bool(dyn is not None and dyn.pie),
         osabi=elf.osabi,
-        interpreter=elf.interpreter,
+        interpreter=_part(warnings, "PT_INTERP", lambda: elf.interpreter, None),
         soname=dyn.soname if dyn else None,
         needed=dyn.needed if dyn else (),
         rpath=dyn.rpath_raw if dyn else None,
@@ -149,9 +197,38 @@ def elf_info(elf: ElfFile, path: str) -> ElfInfo:
         symtab_symbols=len(symtab) if symtab is not None else None,
         sections=len(elf.section_headers),
         stripped=elf.is_stripped,
-        build_id=elf.build_id,
+        build_id=build_id,
         debuglink=debuglink[0] if debuglink else None,
+        separate_debug=elf.is_separate_debug,
+        lazy_binding_applies=loadable and dyn is not None and not elf.is_separate_debug,
+        dynamic_section_unused=elf.dynamic_section_unused is not None,
+        warnings=tuple(elf.warnings) + tuple(warnings),
+        segments=tuple(_segments(elf)),
+        section_list=tuple(SectionInfo(s.index, s.name, _SECTION_TYPES.get(s.type, f"{s.type:#x}"), s.addr, s.offset, s.size)
+                           for s in elf.sections),
     )
+
+
+# readelf's names for the common program header and section types; others print as numbers.
+_SEGMENT_TYPES = {0: "NULL", 1: "LOAD", 2: "DYNAMIC", 3: "INTERP", 4: "NOTE", 5: "SHLIB", 6: "PHDR",
+                  7: "TLS", 0x6474E550: "GNU_EH_FRAME", 0x6474E551: "GNU_STACK", 0x6474E552: "GNU_RELRO",
+                  0x6474E553: "GNU_PROPERTY", 0x6474E554: "GNU_SFRAME"}
+_SECTION_TYPES = {0: "NULL", 1: "PROGBITS", 2: "SYMTAB", 3: "STRTAB", 4: "RELA", 5: "HASH", 6: "DYNAMIC",
+                  7: "NOTE", 8: "NOBITS", 9: "REL", 10: "SHLIB", 11: "DYNSYM", 14: "INIT_ARRAY",
+                  15: "FINI_ARRAY", 16: "PREINIT_ARRAY", 17: "GROUP", 18: "SYMTAB_SHNDX", 19: "RELR",
+                  0x6FFFFFF5: "GNU_ATTRIBUTES", 0x6FFFFFF6: "GNU_HASH", 0x6FFFFFFD: "VERDEF",
+                  0x6FFFFFFE: "VERNEED", 0x6FFFFFFF: "VERSYM", 0x70000003: "ARM_ATTRIBUTES"}
+
+
+def _segments(elf: ElfFile) -> list[SegmentInfo]:
+    headers = elf.program_headers
+    result = []
+    for p_type, p_flags, offset, vaddr, filesz, memsz in zip(
+            headers["p_type"].tolist(), headers["p_flags"].tolist(), headers["p_offset"].tolist(),
+            headers["p_vaddr"].tolist(), headers["p_filesz"].tolist(), headers["p_memsz"].tolist()):
+        flags = "".join(c if p_flags & bit else " " for c, bit in (("R", 4), ("W", 2), ("E", 1)))
+        result.append(SegmentInfo(_SEGMENT_TYPES.get(p_type, f"{p_type:#x}"), offset, vaddr, filesz, memsz, flags))
+    return result
 
 
 def archive_info(path: str) -> ArchiveInfo:

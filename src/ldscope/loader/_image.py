@@ -68,6 +68,10 @@ class ElfImage:
         self.interpreter = elf.interpreter
         dyn = elf.dynamic
         self.is_dynamic = dyn is not None
+        # What _dl_map_object_from_fd refuses a file for, whatever its dynamic info says.
+        self.has_load_segments = elf.has_load_segments
+        self.has_pt_dynamic = elf.has_pt_dynamic
+        self.is_separate_debug = elf.is_separate_debug
         self.soname = dyn.soname if dyn else None
         self.needed: tuple[str, ...] = dyn.needed if dyn else ()
         self.rpath: tuple[str, ...] = dyn.rpath if dyn and dyn.rpath_raw is not None else ()
@@ -314,6 +318,8 @@ class ElfImage:
         image.little_endian, image.e_type, image.osabi = like.little_endian, C.ET_DYN, 0
         image.interpreter = None
         image.is_dynamic = True
+        image.has_load_segments = image.has_pt_dynamic = True
+        image.is_separate_debug = False
         image.soname = None
         image.needed = needed
         image.rpath = image.runpath = ()

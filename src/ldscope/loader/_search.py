@@ -200,6 +200,15 @@ class Searcher:
             return f"unreadable: {exc.reason}", None, exc.reason
         if image.e_type not in (C.ET_DYN, C.ET_EXEC):
             return "not a shared object", None, "only ET_DYN and ET_EXEC can be loaded"
+        # dl-load.c, after mapping: no PT_LOAD at all, or a shared object without PT_DYNAMIC
+        # (a `.dynamic` section alone is never read), is refused on the spot.
+        if image.is_separate_debug:
+            # Its PT_DYNAMIC has no file data; ld.so says so in these words (checked).
+            return "separate debug file", None, "object file has no dynamic section"
+        if not image.has_load_segments:
+            return "no loadable segments", None, "object file has no loadable segments"
+        if image.e_type == C.ET_DYN and not image.has_pt_dynamic:
+            return "no dynamic section", None, "object file has no dynamic section"
         return OUTCOME_FOUND, image, None
 
     # -------------------------------------------------------------- search

@@ -19,7 +19,7 @@ def info_json(infos: Sequence[FileInfo], errors: Sequence[Mapping[str, Any]]) ->
 def render_info(info: FileInfo, verbose: bool = False) -> str:
     """A block of `key: value` lines for one file."""
     if isinstance(info, ElfInfo):
-        return _elf(info)
+        return _elf(info, verbose)
     if isinstance(info, ArchiveInfo):
         return _archive(info, verbose)
     return _script(info)
@@ -30,10 +30,16 @@ def _kv(lines: list[str], key: str, value: object) -> None:
     lines.append(f"  {label:<20} {value}")
 
 
-def _elf(info: ElfInfo) -> str:
+def _elf(info: ElfInfo, verbose: bool = False) -> str:
     lines = [f"{info.path}"]
     kind = info.type + (" (PIE)" if info.pie and info.type == "DYN" else "")
     _kv(lines, "format", f"ELF{info.elf_class} {info.endian}-endian {info.machine}, {kind}")
+    if info.separate_debug:
+        _kv(lines, "separate debug file", f"for build-id {info.build_id or 'none'}; no code and no dynamic "
+            "section (the loader cannot load it; symbols --all lists its .symtab)")
+    if info.dynamic_section_unused:
+        _kv(lines, "dynamic section", "a .dynamic section but no PT_DYNAMIC: the loader does not read it "
+            "(ld.so: \"object file has no dynamic section\")")
     if info.interpreter:
         _kv(lines, "interpreter", info.interpreter)
     if info.soname:
@@ -47,7 +53,8 @@ def _elf(info: ElfInfo) -> str:
     flags = list(info.flags) + [f"FLAGS_1:{f}" for f in info.flags_1]
     if flags:
         _kv(lines, "flags", " ".join(flags))
-    _kv(lines, "binding", "now (all at load)" if info.bind_now else "lazy (PLT at first call)")
+    if info.lazy_binding_applies:
+        _kv(lines, "binding", "now (all at load)" if info.bind_now else "lazy (PLT at first call)")
     for req in info.versions_required:
         weak = f" (weak: {', '.join(req.weak)})" if req.weak else ""
         _kv(lines, "requires", f"{req.file}: {' '.join(req.versions)}{weak}")
@@ -67,6 +74,15 @@ def _elf(info: ElfInfo) -> str:
     _kv(lines, "build-id", info.build_id or "none")
     if info.debuglink:
         _kv(lines, "debuglink", info.debuglink)
+    for w in info.warnings:
+        _kv(lines, "warning", w)
+    if verbose:
+        for seg in info.segments:
+            lines.append(f"    segment {seg.type:<14} offset {seg.offset:#010x} vaddr {seg.vaddr:#018x} "
+                         f"filesz {seg.filesz:#x} memsz {seg.memsz:#x} {seg.flags}")
+        for sec in info.section_list:
+            lines.append(f"    [{sec.index:>2}] {sec.name:<24} {sec.type:<14} addr {sec.addr:#x} "
+                         f"offset {sec.offset:#x} size {sec.size:#x}")
     return "\n".join(lines) + "\n"
 
 
