@@ -138,35 +138,35 @@ FileInfo = ElfInfo | ArchiveInfo | ScriptInfo
 _T = TypeVar("_T")
 
 
-def _part(warnings: list[str], what: str, read: Callable[[], _T], absent: _T) -> _T:
-    """Read one part of a file; a malformed part is reported by name and the rest is read."""
+def _part(warnings: list[str], what: str, read: Callable[[], _T]) -> _T | None:
+    """Read one part of a file (None if malformed, reported by name: the rest is read)."""
     try:
         return read()
     except InputFormatError as exc:
         warnings.append(f"{what}: {exc.reason}; not read")
-        return absent
+        return None
 
 
 def elf_info(elf: ElfFile, path: str) -> ElfInfo:
     """Summarise an open ELF file (what cannot be read is named in `warnings`)."""
     warnings: list[str] = []
-    dyn = _part(warnings, "dynamic section", lambda: elf.dynamic, None)
-    dynsym = _part(warnings, "dynamic symbol table", lambda: elf.dynsym, None)
+    dyn = _part(warnings, "dynamic section", lambda: elf.dynamic)
+    dynsym = _part(warnings, "dynamic symbol table", lambda: elf.dynsym)
     defined = undefined = 0
     if dynsym is not None and len(dynsym):
         dmask = dynsym.defined_mask
         defined = int(np.count_nonzero(dmask))
         undefined = len(dynsym) - defined - 1
     by_file: dict[str, tuple[list[str], list[str]]] = {}
-    for req in _part(warnings, "version requirements", lambda: elf.version_requirements, ()):
+    for req in (_part(warnings, "version requirements", lambda: elf.version_requirements) or ()):
         entry = by_file.setdefault(req.file, ([], []))
         entry[0].append(req.name)
         if req.weak:
             entry[1].append(req.name)
-    symtab = _part(warnings, ".symtab", lambda: elf.symtab, None)
-    debuglink = _part(warnings, ".gnu_debuglink", lambda: elf.debuglink, None)
-    defs = _part(warnings, "version definitions", lambda: elf.version_definitions, ())
-    build_id = _part(warnings, "notes", lambda: elf.build_id, None)
+    symtab = _part(warnings, ".symtab", lambda: elf.symtab)
+    debuglink = _part(warnings, ".gnu_debuglink", lambda: elf.debuglink)
+    defs = _part(warnings, "version definitions", lambda: elf.version_definitions) or ()
+    build_id = _part(warnings, "notes", lambda: elf.build_id)
     loadable = elf.e_type in (C.ET_DYN, C.ET_EXEC)
     return ElfInfo(
         path=path,
@@ -178,7 +178,7 @@ def elf_info(elf: ElfFile, path: str) -> ElfInfo:
         # interpreter, to run as a program, and is still a shared object).
         pie=bool(dyn is not None and dyn.pie),
         osabi=elf.osabi,
-        interpreter=_part(warnings, "PT_INTERP", lambda: elf.interpreter, None),
+        interpreter=_part(warnings, "PT_INTERP", lambda: elf.interpreter),
         soname=dyn.soname if dyn else None,
         needed=dyn.needed if dyn else (),
         rpath=dyn.rpath_raw if dyn else None,
