@@ -197,6 +197,15 @@ class SymbolTable:
             self._names = names
         return self._names
 
+    def names_at(self, indices: np.ndarray) -> list[str]:
+        """The names of some entries, decoded (a name outside the table is `<corrupt>`)."""
+        offsets = self.entries["st_name"][indices]
+        names = self.strings.get_many(offsets)
+        if self.corrupt is not None:
+            for i in np.flatnonzero(offsets >= max(self.strings.size, 1)).tolist():
+                names[i] = self.CORRUPT_NAME
+        return names
+
     def indices_of(self, name: str) -> list[int]:
         """Entries with this exact name (builds a name index on first use)."""
         if self._name_index is None:

@@ -141,7 +141,7 @@ def list_symbols(
     if options.undefined_only:
         mask &= ~table.defined_mask
     candidates = np.flatnonzero(mask)
-    names = table.strings.get_many(table.entries["st_name"][candidates])
+    names = table.names_at(candidates)
     demangled: list[str | None] = [None] * len(names)
     if options.demangle or options.grep is not None:
         from ldscope.cxx import demangle_many

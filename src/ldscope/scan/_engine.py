@@ -78,10 +78,17 @@ def _images(cache: ImageCache, candidates: list[Candidate], skipped: list[Skippe
     kept: list[Candidate] = []
     for c in candidates:
         try:
-            images[c.path] = cache.get(c.host_path)
-            kept.append(c)
+            image = cache.get(c.host_path)
         except InputFormatError as exc:
             skipped.append(Skipped(c.path, f"unreadable ELF file: {exc.reason}", True))
+            continue
+        if image.is_separate_debug:
+            # objcopy --only-keep-debug output, -dbg packages: symbols for a debugger, no
+            # code; nothing loads it, so nothing is wrong with it.
+            skipped.append(Skipped(c.path, "separate debug file (no code, no dynamic section): not loaded by anything", False))
+            continue
+        images[c.path] = image
+        kept.append(c)
     return kept, images
 
 
