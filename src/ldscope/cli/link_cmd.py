@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 import click
 
@@ -29,13 +30,17 @@ from ldscope.cli.common import (
 @click.option("--ablate", is_flag=True, help="Print the table of every candidate fix and its effect.")
 @click.option("--confirm", is_flag=True,
               help="Also run the REAL linker on the line and each candidate (into a temp dir).")
+@click.option("--compile", "compile_first", is_flag=True,
+              help="For a command that compiles sources and links them (gcc h.c -o h): run YOUR "
+                   "compiler with -c on each source into a temporary directory first, then predict "
+                   "the link. Without it such a command is reported, not predicted (exit 2).")
 @click.option("--no-driver", is_flag=True,
               help="Do not ask the compiler driver (-###); use documented defaults.")
 @click.option("--no-search", is_flag=True,
               help="Do not look through the search path for libraries that define missing symbols.")
 @output_options(("text", "json", "sarif"))
 def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd: str | None,
-         fix: bool, ablate: bool, confirm: bool, no_driver: bool, no_search: bool,
+         fix: bool, ablate: bool, confirm: bool, compile_first: bool, no_driver: bool, no_search: bool,
          output_format: str, output: str | None, verbose: bool) -> None:
     """Predict whether a link succeeds, without linking.
 
@@ -43,6 +48,11 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     ldscope link -- gcc main.o -L. -lfoo -o app
     ldscope link --linker lld --fix -- ld.bfd @link.rsp
     ldscope link --from-log build.log --format json
+    ldscope link --compile -- gcc main.c util.c -lm -o app
+
+    A command that only compiles (-c, -S, -E) is not a link (exit 2). One that compiles
+    sources and links them is reported with the driver's link step (exit 2): its objects do
+    not exist yet; --compile makes them with your compiler first and predicts the link.
 
     Errors are worded like the chosen linker's, with the symbol (mangled and demangled),
     the referencing input and its argument position, and where a definition exists.
@@ -55,6 +65,12 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
 
     if bool(command) == bool(from_log):
         raise click.UsageError("give either a command after `--` or --from-log FILE")
+    if compile_first and from_log:
+        # Never run a program named by a log: it is not the user's own command line.
+        raise click.UsageError("--compile runs the compiler of a command you give, not one from a log")
+    from ldscope.linker.frontend import CompilesFirstError
+
+    scratch = tempfile.TemporaryDirectory(prefix="ldscope-compile-") if compile_first else None
     try:
         if from_log:
             from ldscope.linker.frontend import find_link_in_log
@@ -67,11 +83,20 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
             line = type(line)(line.argv, line.original, line.cwd, line.linker, line.linker_program,
                               line.source, (*found.notes, *line.notes, *_log_notes(found)))
         else:
-            line = resolve_link_line(list(command), cwd=cwd, linker=linker, use_driver=not no_driver)
+            line = resolve_link_line(list(command), cwd=cwd, linker=linker, use_driver=not no_driver,
+                                     compile_into=scratch.name if scratch is not None else None)
         report = build_report(line, fix=fix or ablate, confirm=confirm, search=not no_search)
+    except CompilesFirstError as exc:
+        diagnose("link", str(exc))
+        if exc.link_step:
+            click.echo("ldscope: the driver's link step: " + " ".join(exc.link_step), err=True)
+        raise SystemExit(EXIT_INPUT_ERROR) from None
     except CommandLineError as exc:
         diagnose("link", str(exc))
         raise SystemExit(EXIT_INPUT_ERROR) from None
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
     if not report.inputs:
         diagnose("link", "the line has no inputs: nothing to simulate")
         raise SystemExit(EXIT_INPUT_ERROR)

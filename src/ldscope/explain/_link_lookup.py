@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ldscope.elf import ElfFile, IndexedArchive, is_archive, is_elf
+from ldscope.elf import (
+    ElfFile,
+    IndexedArchive,
+    is_archive,
+    is_elf,
+    looks_like_linker_script,
+    read_linker_script,
+)
 from ldscope.errors import InputFormatError
 from ldscope.linker import Simulation
 from ldscope.linker.inputs import ArchiveFacts, FactsCache, SharedFacts, bfd_needed_search_path, library_flag
@@ -98,11 +105,19 @@ class Lookup:
             if key in facts.defs:
                 out.append(Candidate(path, "dt-needed", by, pos, facts.shown(key)))
         if search:
+            by_flag: dict[str, Candidate] = {}
             for path, names in self.search_index():
                 if key in names:
                     lib = self.cache.get(self.abs(path))
                     shown = lib.shown(key) if isinstance(lib, SharedFacts) else key
-                    out.append(Candidate(path, "search-path", library_flag(path), None, shown))
+                    flag = library_flag(path)
+                    seen = by_flag.get(flag)
+                    # One candidate per -l: the file that -l finds (the first directory holding
+                    # either; there, libX.so before libX.a, as a dynamic link searches).
+                    if seen is None or (os.path.dirname(seen.path) == os.path.dirname(path)
+                                        and seen.path.endswith(".a") and path.endswith(".so")):
+                        by_flag[flag] = Candidate(path, "search-path", flag, None, shown)
+            out.extend(by_flag.values())
         return out
 
     def search_index(self) -> list[tuple[str, frozenset[str]]]:
@@ -110,11 +125,18 @@ class Lookup:
         a shared library's exported names only, an archive's symbol index."""
         if self._names is None:
             found: list[tuple[str, frozenset[str]]] = []
+            covered: set[str] = set()  # files a script names: the script's -l is the one to write
             for path in self.search_paths():
                 names = exported_names(self.abs(path))
+                if names is None:
+                    members = _script_members(self.abs(path))
+                    if members:
+                        member_names = [exported_names(m) for m in members]
+                        names = frozenset().union(*(n for n in member_names if n is not None))
+                        covered.update(os.path.realpath(m) for m in members)
                 if names is not None:
                     found.append((path, names))
-            self._names = found
+            self._names = [(p, n) for p, n in found if os.path.realpath(self.abs(p)) not in covered]
         return self._names
 
     def search_paths(self) -> list[str]:
@@ -169,6 +191,32 @@ def exported_names(path: str) -> frozenset[str] | None:
         names = None
     _EXPORTED[ident] = names
     return names
+
+
+def _script_members(path: str) -> list[str]:
+    """The files a linker script in a search directory names by path (Debian's libm.so and
+    libm.a: GROUP(libm.so.6 AS_NEEDED(libmvec.so.1)), GROUP(libm-2.36.a libmvec.a)): what
+    `-lm` really brings in; [] for anything that is not such a script."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return []
+    if not looks_like_linker_script(head):
+        return []
+    try:
+        script = read_linker_script(path)
+    except InputFormatError:
+        return []
+    here = os.path.dirname(path)
+    members = []
+    for item in script.inputs:
+        if item.is_library_flag:
+            continue
+        candidate = item.name if os.path.isabs(item.name) else os.path.join(here, item.name)
+        if os.path.isfile(candidate):
+            members.append(candidate)
+    return members
 
 
 def _index_names(path: str) -> frozenset[str] | None:

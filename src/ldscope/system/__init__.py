@@ -79,6 +79,7 @@ from ldscope.system._toolchain import (
     find_program,
     gold_search_dirs,
     ld_so_conf_dirs,
+    run_compiler,
     rust_sysroot,
 )
 
@@ -141,6 +142,7 @@ __all__ = [
     "read_ld_so_conf",
     "requirement_closure",
     "resolve_in_root",
+    "run_compiler",
     "running_environment",
     "running_interpreter",
     "rust_sysroot",

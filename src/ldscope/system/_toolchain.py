@@ -94,6 +94,26 @@ def driver_dry_run(argv: list[str], cwd: str, env: Mapping[str, str]) -> tuple[s
     return proc.stderr, ""
 
 
+COMPILE_TIMEOUT = 600
+
+
+def run_compiler(argv: list[str], cwd: str, env: Mapping[str, str]) -> str | None:
+    """Run the user's own compile command (only behind `link --compile`); None on success,
+    else why it failed (the compiler's last lines)."""
+    exe = find_program(argv[0], env)
+    if exe is None or not os.path.exists(exe):
+        return f"compiler {argv[0]!r} is not installed here"
+    try:
+        proc = subprocess.run([exe, *argv[1:]], cwd=cwd, capture_output=True, text=True,
+                              timeout=COMPILE_TIMEOUT, env=dict(env), errors="surrogateescape")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{argv[0]} could not be run: {exc}"
+    if proc.returncode != 0:
+        tail = "; ".join(proc.stderr.strip().splitlines()[-3:])
+        return f"{' '.join(argv)} failed (exit {proc.returncode}): {tail}"
+    return None
+
+
 def rust_sysroot(env: Mapping[str, str]) -> str | None:
     """rustc's sysroot (asks `rustc --print sysroot`, a toolchain query)."""
     home = home_directory(env)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from ldscope.linker.frontend._cmdline import (
     LINKERS,
     CommandLineError,
+    CompilesFirstError,
     LinkLine,
+    NotALinkError,
     expand_response_files,
     linker_from_program,
     parse_driver_output,
@@ -27,10 +29,12 @@ from ldscope.linker.frontend._options import (
 __all__ = [
     "LINKERS",
     "CommandLineError",
+    "CompilesFirstError",
     "LineItem",
     "LinkLine",
     "LinkOptions",
     "LogLink",
+    "NotALinkError",
     "ParsedLine",
     "expand_response_files",
     "fallback_linker_argv",

@@ -12,8 +12,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ldscope.linker.frontend._driver import fallback_linker_argv, is_driver_name
-from ldscope.system import driver_dry_run, environment_or_process, find_program
+from ldscope.linker.frontend._driver import (
+    COMPILE_ONLY,
+    DriverPlan,
+    compile_commands,
+    driver_plan,
+    fallback_linker_argv,
+    is_driver_name,
+)
+from ldscope.system import driver_dry_run, environment_or_process, find_program, run_compiler
 
 LINKERS = ("bfd", "gold", "lld", "mold")
 _MAX_RESPONSE_DEPTH = 16
@@ -26,6 +33,20 @@ _LINKER_NAMES = {
 
 class CommandLineError(Exception):
     """A link line that cannot be understood at all."""
+
+
+class NotALinkError(CommandLineError):
+    """A driver command that stops before linking (-c, -S, -E, ...)."""
+
+
+class CompilesFirstError(CommandLineError):
+    """A driver command that compiles sources and then links them: the objects the link
+    step needs do not exist yet (`link --compile` makes them first)."""
+
+    def __init__(self, message: str, sources: tuple[str, ...], link_step: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.sources = sources
+        self.link_step = link_step  # the driver's own link step, temporary objects named by source
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +188,12 @@ def _program_kind(program: str, env: Mapping[str, str]) -> str:
 def resolve_link_line(
     argv: list[str] | tuple[str, ...], cwd: str | None = None, linker: str | None = None,
     env: Mapping[str, str] | None = None, use_driver: bool = True, source: str | None = None,
+    compile_into: str | None = None,
 ) -> LinkLine:
-    """Turn a user command (driver or linker, with @files) into the linker argv to simulate."""
+    """Turn a user command (driver or linker, with @files) into the linker argv to simulate.
+
+    A driver command that compiles sources raises CompilesFirstError, unless `compile_into`
+    names a directory: then the user's compiler makes the objects there first (`--compile`)."""
     if not argv:
         raise CommandLineError("empty command line")
     where = os.path.abspath(cwd or os.getcwd())
@@ -185,6 +210,21 @@ def resolve_link_line(
     chosen_from = "linker"
     ld_argv: list[str]
     if kind == "driver":
+        plan = driver_plan(words)
+        if plan.stops_before_link is not None:
+            raise NotALinkError(f"not a link: this command {COMPILE_ONLY[plan.stops_before_link]}; "
+                                "there is no link step to predict")
+        if plan.sources:
+            if compile_into is None:
+                step = _link_step(words, plan, where, variables) if use_driver else ()
+                names = ", ".join(src for _, src in plan.sources)
+                remedy = ("its objects were the compiler's temporary files: run the command yourself "
+                          "with --compile" if source == "log" else
+                          "--compile compiles them into a temporary directory and predicts the link")
+                raise CompilesFirstError(
+                    f"this command compiles {names} first: the link step's inputs don't exist yet ({remedy})",
+                    tuple(src for _, src in plan.sources), step)
+            words = _compiled(words, plan, compile_into, where, variables, notes)
         found: list[str] | None = None
         why = ""
         if use_driver:
@@ -207,6 +247,39 @@ def resolve_link_line(
         argv=tuple(ld_argv), original=tuple(argv), cwd=where, linker=name,
         linker_program=ld_argv[0], source=source or chosen_from, notes=tuple(notes),
     )
+
+
+def _link_step(words: list[str], plan: DriverPlan, cwd: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The driver's link step for a compile-and-link command (from `-###`, a dry run), with
+    its temporary objects named after the sources they come from, in order."""
+    found, _why = run_driver_dry(words, cwd, env)
+    if found is None:
+        return ()
+    sources = iter(src for _, src in plan.sources)
+    step = []
+    for word in found:
+        if re.fullmatch(r".*/cc[A-Za-z0-9]{6}\.o", word):
+            source = next(sources, None)
+            word = f"<object of {source}>" if source is not None else word
+        step.append(word)
+    return tuple(step)
+
+
+def _compiled(words: list[str], plan: DriverPlan, into: str, cwd: str, env: Mapping[str, str],
+              notes: list[str]) -> list[str]:
+    """Compile each source with the user's compiler into `into`; the command with the
+    objects in the sources' places."""
+    objects = [os.path.join(into, f"{k}-{os.path.splitext(os.path.basename(src))[0]}.o")
+               for k, (_, src) in enumerate(plan.sources)]
+    for command in compile_commands(words, plan, objects):
+        failure = run_compiler(command, cwd, env)
+        if failure is not None:
+            raise CommandLineError(f"--compile: {failure}")
+    replaced = list(words)
+    for (index, src), obj in zip(plan.sources, objects):
+        replaced[index] = obj
+        notes.append(f"compiled {src} first (--compile): {obj}")
+    return replaced
 
 
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

@@ -26,6 +26,78 @@ _SOURCE = re.compile(r"\.(c|cc|cp|cpp|cxx|c\+\+|C|m|mm|s|S|sx|f|f90|f95|for|F|F9
 _MODE_FLAGS = ("-shared", "-static", "-nostdlib", "-nodefaultlibs", "-nostartfiles", "-pthread")
 
 
+# Driver options that stop before the link: the command produces no linked output at all.
+COMPILE_ONLY = {
+    "-c": "compiles to object files only (-c)", "-S": "compiles to assembly only (-S)",
+    "-E": "preprocesses only (-E)", "-fsyntax-only": "checks syntax only (-fsyntax-only)",
+    "-M": "lists dependencies only (-M)", "-MM": "lists dependencies only (-MM)",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DriverPlan:
+    """What a driver command does before linking: the source files it compiles first (argv
+    index, path), or the option that makes it stop before the link."""
+
+    sources: tuple[tuple[int, str], ...]
+    stops_before_link: str | None  # a COMPILE_ONLY option given, or None
+
+
+def driver_plan(words: list[str]) -> DriverPlan:
+    """Read a driver command's words for sources and compile-only options (gcc's rules: a
+    file is compiled by its suffix, or by the last `-x LANG` before it; `-x none` resets)."""
+    with_arg = frozenset(driver_defaults()["driver_options_with_argument"])
+    sources: list[tuple[int, str]] = []
+    stop: str | None = None
+    language: str | None = None
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w == "-x" and i + 1 < len(words):
+            language = None if words[i + 1] == "none" else words[i + 1]
+            i += 2
+            continue
+        if w.startswith("-x") and len(w) > 2:
+            language = None if w[2:] == "none" else w[2:]
+        elif w in COMPILE_ONLY and stop is None:
+            stop = w
+        elif w in with_arg:
+            i += 1  # its argument is not an input
+        elif w == "-" or (not w.startswith("-") and (language is not None or _SOURCE.search(w))):
+            sources.append((i, w))
+        i += 1
+    return DriverPlan(tuple(sources), stop)
+
+
+# Words that only matter to the link step: left out when compiling sources on their own.
+_LINK_ONLY_FLAGS = frozenset(("-shared", "-static", "-pie", "-no-pie", "-rdynamic", "-s", "-static-libgcc",
+                              "-static-libstdc++", "-static-pie", "-nostdlib", "-nodefaultlibs",
+                              "-nostartfiles"))
+
+
+def compile_commands(words: list[str], plan: DriverPlan, objects: list[str]) -> list[list[str]]:
+    """One `DRIVER FLAGS -c SOURCE -o OBJECT` per source: the command's own compile flags
+    (everything but inputs, -o and link-only options), in their order."""
+    with_arg = frozenset(driver_defaults()["driver_options_with_argument"])
+    source_at = {i for i, _ in plan.sources}
+    flags: list[str] = []
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w in with_arg and i + 1 < len(words):
+            if w not in ("-o", "-l", "-L", "-Xlinker", "-u", "-e", "-T", "-z"):
+                flags.extend([w, words[i + 1]])
+            i += 2
+            continue
+        if i in source_at or not w.startswith("-") or w.startswith(("-Wl,", "-l", "-L", "-o", "-fuse-ld=")):
+            i += 1
+            continue
+        if w not in _LINK_ONLY_FLAGS:
+            flags.append(w)
+        i += 1
+    return [[words[0], *flags, "-c", source, "-o", obj] for (_, source), obj in zip(plan.sources, objects)]
+
+
 def is_driver_name(base: str) -> bool:
     """gcc, g++, cc, c++, clang, clang++ (with a target prefix or version suffix)."""
     return _DRIVER.match(base) is not None
