@@ -81,10 +81,15 @@ def backref_notes(sim: Simulation) -> list[str]:
                          "(lld --warn-backrefs would warn)")
     bfd = simulate_argv(sim.line, linker="bfd", environment=sim.environment)
     if sim.links and not bfd.links:
-        n = sum(1 for e in bfd.outcome.errors if e.shown)
-        notes.insert(0, f"this line links with {sim.policy.label} only because it ignores archive "
-                        f"order: GNU ld (bfd) would fail with {n} error(s); reorder the archives "
-                        "or group them to be portable")
+        shown = [e for e in bfd.outcome.errors if e.shown]
+        if all(e.kind == LinkErrorKind.UNDEFINED_REFERENCE for e in shown):
+            notes.insert(0, f"this line links with {sim.policy.label} only because it ignores archive "
+                            f"order: GNU ld (bfd) would fail with {len(shown)} error(s); reorder the archives "
+                            "or group them to be portable")
+        else:  # not an order problem: say only that bfd refuses it, and with what
+            kinds = ", ".join(dict.fromkeys(str(e.kind) for e in shown))
+            notes.insert(0, f"this line links with {sim.policy.label}, but GNU ld (bfd) would fail "
+                            f"with {len(shown)} error(s) ({kinds})")
     return notes
 
 

@@ -270,6 +270,11 @@ class LinkExplainer:
                     + ". The simulation continues without it (the verdict is partial)")
         if e.kind == LinkErrorKind.UNKNOWN_OPTION:
             return f"{self.label} does not accept {e.detail}"
+        if e.kind == LinkErrorKind.STATIC_DYNAMIC_OBJECT:
+            where = "in a -static link" if self.sim.parsed.options.static else "after -Bstatic"
+            return (f"{e.detail} is a shared library, given {where}, where {self.label} takes only "
+                    "archives: link its static archive (libNAME.a) instead, or drop -static/-Bstatic "
+                    "for it (mold links it anyway)")
         if e.kind == LinkErrorKind.ARCHIVE_NO_INDEX:
             return f"{e.detail} has no symbol index; run ranlib (or ar s) on it"
         return e.detail or e.kind

@@ -17,7 +17,7 @@ from ldscope.linker.engines import (
     RawError,
 )
 from ldscope.linker.frontend import LinkLine, ParsedLine, output_kind, parse_linker_argv, unsupported_options
-from ldscope.linker.inputs import ResolvedLine, default_dirs, resolve_inputs
+from ldscope.linker.inputs import Input, ResolvedLine, SharedFacts, default_dirs, resolve_inputs
 from ldscope.vocab import LinkErrorKind
 
 
@@ -39,6 +39,17 @@ class Simulation:
         """True when no error (shown or not) was found (missing inputs of a log aside)."""
         ignore = (LinkErrorKind.UNDEFINED_WARNING,) if self.missing_fatal else (LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.MISSING_INPUT)
         return not any(e.kind not in ignore for e in self.outcome.errors)
+
+
+def static_dynamic_objects(resolved: ResolvedLine, static_link: bool, policy: Policy) -> list[Input]:
+    """Shared libraries on the line that this linker refuses in a static context: named by
+    path (a -l under -Bstatic finds only libNAME.a) in a -Bstatic/-static region (bfd, lld),
+    or anywhere in a -static link (gold)."""
+    rule = policy.static_dynamic_object
+    if rule == "accept" or (rule == "static-link" and not static_link):
+        return []
+    return [inp for inp in resolved.inputs if isinstance(inp.facts, SharedFacts)
+            and (inp.static_only or rule == "static-link")]
 
 
 def engine_class(policy: Policy) -> type[Engine]:
@@ -66,6 +77,13 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
     ctx = EngineContext(resolved, opts, kind, environment.variables, environment.cache,
                         line.linker_program, line.cwd, script_dirs, fatal, parsed.items)
     outcome = engine_class(policy)(ctx, policy).run()
+    refused_objects = static_dynamic_objects(resolved, opts.static, policy)
+    if refused_objects:
+        # Fatal when the file is opened: what the link would have reported later never is.
+        hidden = [replace(e, shown=False) for e in outcome.errors]
+        outcome.errors = [RawError(LinkErrorKind.STATIC_DYNAMIC_OBJECT, None, None, None, inp.display,
+                                   input_seq=inp.seq) for inp in refused_objects[:1]] + hidden
+        outcome.fatal = True
     refused = unsupported_options(opts, policy.name)
     if refused:
         hidden = [replace(e, shown=False) for e in outcome.errors]

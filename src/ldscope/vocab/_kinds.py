@@ -66,4 +66,5 @@ class LinkErrorKind(Words):
     CORRUPT_INPUT = "corrupt-input"
     ARCHIVE_NO_INDEX = "archive-no-index"
     UNKNOWN_OPTION = "unknown-option"
+    STATIC_DYNAMIC_OBJECT = "static-dynamic-object"  # a shared library where only archives may go
     UNSUPPORTED_OPTION = "unsupported-option"

@@ -16,6 +16,7 @@ _CHOICES = {
     "shlib_check": {"all", "known-needed", "known-needed-nonsystem", "none"},
     "binding_rule": {"any-strong", "regular", "first-ref"},
     "versioned_shlib_refs": {"versioned", "ignore", "plain"},
+    "static_dynamic_object": {"static-region", "static-link", "accept"},
 }
 
 
@@ -39,6 +40,10 @@ class Policy:
     shlib_skip_regular: bool  # a symbol a regular object also references is reported only there
     binding_rule: str  # weak vs. strong undefined: "any-strong" (bfd), "regular" (lld), "first-ref" (gold)
     versioned_shlib_refs: str  # a library's `name@VER` reference: "versioned" | "ignore" | "plain"
+    # A shared library given where only archives are allowed: refused inside any -Bstatic or
+    # -static region (bfd, lld: "attempted static link of dynamic object"), only in a -static
+    # link (gold: "cannot mix -static with dynamic object"), or linked anyway (mold 1.10).
+    static_dynamic_object: str
 
     @property
     def label(self) -> str:

@@ -1,0 +1,57 @@
+"""Static links against the four real linkers (issue 11, item 1).
+
+A shared library on a `-static` line, or by path after `-Bstatic`: bfd and lld refuse it
+("attempted static link of dynamic object"), gold only in a `-static` link ("cannot mix
+-static with dynamic object"), mold links it. gold refuses `-static-pie` outright (gcc passes
+`--no-dynamic-linker`, which gold does not know). Each case is run through the real linker
+(`gcc -fuse-ld=X`) and through ldscope with the same line; verdicts and the first message
+line must agree.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ldscope.analysis import build_report
+from ldscope.linker.frontend import resolve_link_line
+
+LINKERS = [name for name, program in (("bfd", "ld.bfd"), ("gold", "ld.gold"), ("lld", "ld.lld"),
+                                      ("mold", "mold")) if shutil.which(program)]
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or not LINKERS, reason="gcc and linkers needed")
+
+CASES = {
+    "static-with-so": ["-static", "main.o", "./libfoo.so", "-o", "m"],
+    "bstatic-so-by-path": ["main.o", "-Wl,-Bstatic", "./libfoo.so", "-Wl,-Bdynamic", "-o", "m"],
+    "static-pie": ["-static-pie", "main.o", "foo.o", "-o", "m"],
+    "static-archive": ["-static", "main.o", "libfoo.a", "-o", "m"],
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("static")
+    (d / "foo.c").write_text("int foo(void) { return 1; }\n")
+    (d / "main.c").write_text("int foo(void);\nint main(void) { return foo(); }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libfoo.so", "foo.c"], cwd=d, check=True)
+    subprocess.run(["gcc", "-c", "-fPIE", "main.c", "foo.c"], cwd=d, check=True)
+    subprocess.run(["ar", "rcs", "libfoo.a", "foo.o"], cwd=d, check=True)
+    return d
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_static_links_agree_with_the_real_linker(project: Path, linker: str, case: str) -> None:
+    words = ["gcc", f"-fuse-ld={linker}", *CASES[case]]
+    real = subprocess.run(words, cwd=project, capture_output=True, text=True, timeout=120)
+    (project / "m").unlink(missing_ok=True)
+    report = build_report(resolve_link_line(words, cwd=str(project)))
+    assert report.links == (real.returncode == 0), (case, linker, real.stderr, [e.message for e in report.errors])
+    if real.returncode != 0:
+        first_real = real.stderr.splitlines()[0]
+        first_predicted = report.errors[0].message.splitlines()[0]
+        # The same words after the program name (collect2 runs the linker by its full path).
+        assert first_predicted.split(": ", 1)[1] == first_real.split(": ", 1)[1], (first_predicted, first_real)
