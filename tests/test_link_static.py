@@ -28,6 +28,11 @@ CASES = {
     "bstatic-so-by-path": ["main.o", "-Wl,-Bstatic", "./libfoo.so", "-Wl,-Bdynamic", "-o", "m"],
     "static-pie": ["-static-pie", "main.o", "foo.o", "-o", "m"],
     "static-archive": ["-static", "main.o", "libfoo.a", "-o", "m"],
+    # g++ -static: libstdc++.a(eh_globals.o) calls __tls_get_addr in general-dynamic TLS
+    # sequences, which every linker relaxes away in an executable.
+    "gxx-static": ["-static", "cxx.o", "-o", "m"],
+    "gxx-static-libstdcxx": ["-static-libstdc++", "-static-libgcc", "cxx.o", "-o", "m"],
+    "gxx-static-pie": ["-static-pie", "cxx.o", "-o", "m"],
 }
 
 
@@ -39,13 +44,17 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libfoo.so", "foo.c"], cwd=d, check=True)
     subprocess.run(["gcc", "-c", "-fPIE", "main.c", "foo.c"], cwd=d, check=True)
     subprocess.run(["ar", "rcs", "libfoo.a", "foo.o"], cwd=d, check=True)
+    (d / "cxx.cc").write_text("#include <iostream>\n#include <stdexcept>\nthread_local int n = 1;\n"
+                              "int main() { try { throw std::runtime_error(\"x\"); } catch (std::exception &e) "
+                              "{ std::cout << e.what() << n << std::endl; } }\n")
+    subprocess.run(["g++", "-c", "-fPIE", "cxx.cc"], cwd=d, check=True)
     return d
 
 
 @pytest.mark.parametrize("linker", LINKERS)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_static_links_agree_with_the_real_linker(project: Path, linker: str, case: str) -> None:
-    words = ["gcc", f"-fuse-ld={linker}", *CASES[case]]
+    words = ["g++" if case.startswith("gxx") else "gcc", f"-fuse-ld={linker}", *CASES[case]]
     real = subprocess.run(words, cwd=project, capture_output=True, text=True, timeout=120)
     (project / "m").unlink(missing_ok=True)
     report = build_report(resolve_link_line(words, cwd=str(project)))

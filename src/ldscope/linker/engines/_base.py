@@ -159,7 +159,7 @@ class Engine:
         if facts.common:
             self.commons.update(facts.common)
         first = t.first_ref
-        for key in facts.undef:
+        for key in self.strong_references(facts):
             first.setdefault(key, (uid, True))
             refs.setdefault(key, []).append(uid)
             strong_refs.setdefault(key, []).append(uid)
@@ -179,6 +179,13 @@ class Engine:
             weak_undef[key] = uid
         self.new_symbols += new
         return uid
+
+    def strong_references(self, facts: ObjectFacts) -> tuple[str, ...]:
+        """An object's strong references in this output: an executable drops the TLS
+        resolver calls the linker relaxes away (ObjectFacts.tls_relaxable)."""
+        if facts.tls_relaxable and self.ctx.kind in ("exec", "pie"):
+            return tuple(k for k in facts.undef if k not in facts.tls_relaxable)
+        return facts.undef
 
     def claim_groups(self, facts: ObjectFacts, uid: int) -> set[str]:
         """Keep the first copy of each COMDAT group: keys defined in discarded copies, and

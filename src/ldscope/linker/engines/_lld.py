@@ -71,6 +71,8 @@ class LazyEngine(Engine):
         discarded = self.claim_groups(facts, uid)
         # lld resolves all definitions first, then the references (which may extract).
         syms = facts.symbols
+        if facts.tls_relaxable and self.ctx.kind in ("exec", "pie"):  # see strong_references
+            syms = tuple(x for x in syms if x[0] not in facts.tls_relaxable)
         ordered = [x for x in syms if x[1] <= COMMON] + [x for x in syms if x[1] >= UNDEFINED]
         self.stack.append((uid, iter(ordered), frozenset(discarded)))
         return uid

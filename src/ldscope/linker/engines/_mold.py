@@ -153,7 +153,7 @@ class MoldEngine(Engine):
                     if own is not None and not isinstance(own[2].facts, SharedFacts):
                         self.wake(own, work, key, f)
                 continue
-            for key in facts.undef:
+            for key in self.strong_references(facts):
                 self.wake(owners.get(key), work, key, f)
             if self.weak_refs_extract:
                 for key in facts.weak_undef:
@@ -208,7 +208,7 @@ class MoldEngine(Engine):
                     if key not in t.defs:
                         t.undef.setdefault(key, f.uid)
                 continue
-            for key in facts.undef:
+            for key in self.strong_references(facts):
                 t.refs.setdefault(key, []).append(f.uid)
                 t.strong_refs.setdefault(key, []).append(f.uid)
                 if key not in t.defs:

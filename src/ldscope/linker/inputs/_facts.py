@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -50,6 +50,10 @@ class ObjectFacts:
     symbols: tuple[tuple[str, int], ...] = ()  # (key, SymbolKind) in symbol-table order
     group_refs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # sig -> refs from it
     plain_refs: frozenset[str] = frozenset()  # refs from sections outside COMDAT groups
+    # References only made by general- or local-dynamic TLS call sequences (`call
+    # __tls_get_addr` after a TLSGD/TLSLD relocation): in an executable every linker relaxes
+    # the sequence to initial- or local-exec and the call is gone (g++ -static's libstdc++.a).
+    tls_relaxable: frozenset[str] = frozenset()
 
     def defines(self, key: str) -> bool:
         """True if the object defines `key` (strong, weak or common)."""
@@ -173,8 +177,38 @@ def _keys_for_definition(name: str) -> tuple[str, ...]:
     return (name,)
 
 
+# (TLS resolver symbol, relocation types that open a GD/LD call sequence) per machine.
+_TLS_CALL_SEQUENCES = {
+    C.EM_X86_64: ("__tls_get_addr", frozenset({19, 20})),  # R_X86_64_TLSGD, R_X86_64_TLSLD
+    C.EM_386: ("___tls_get_addr", frozenset({18, 19})),  # R_386_TLS_GD, R_386_TLS_LDM
+}
+
+
 def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     """Split the non-local symbols of a relocatable object the way symbol resolution needs."""
+    facts = _object_facts(elf, display)
+    sequence = _TLS_CALL_SEQUENCES.get(elf.e_machine)
+    if sequence is not None and sequence[0] in facts.undef and _only_tls_calls(elf, *sequence):
+        facts = replace(facts, tls_relaxable=frozenset((sequence[0],)))
+    return facts
+
+
+def _only_tls_calls(elf: ElfFile, resolver: str, openers: frozenset[int]) -> bool:
+    """True if every relocation against `resolver` is the call of a GD/LD sequence: no more
+    of them than sequence openers, section by section."""
+    table = elf.symtab
+    if table is None:
+        return False
+    targets = set(table.indices_of(resolver))
+    opener_types = np.array(sorted(openers))
+    for _sec, relocs in elf.section_relocations:
+        calls = int(np.count_nonzero(np.isin(relocs.symbol_indices, list(targets)))) if targets else 0
+        if calls and calls > int(np.count_nonzero(np.isin(relocs.types, opener_types))):
+            return False
+    return True
+
+
+def _object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     table = elf.symtab
     groups = elf.comdat_groups
     if table is None or len(table) == 0:
