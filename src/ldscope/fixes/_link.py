@@ -62,12 +62,37 @@ def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate
     for i, e in enumerate(errors):
         if e.shown or not fatal_shown:
             _add(out, seen, _for_error(sim, e, i))
+    for i, e in enumerate(errors):
+        if e.kind == LinkErrorKind.MULTIPLE_DEFINITION and e.shown:
+            _add(out, seen, _second_copy(sim, e, i))
     duplicate = next((i for i, e in enumerate(errors) if e.kind == LinkErrorKind.MULTIPLE_DEFINITION and e.shown), None)
     if duplicate is not None:
         _add(out, seen, [Candidate("--allow-multiple-definition (keeps the first definition; a workaround)",
                                    (Edit("insert", 1, ("--allow-multiple-definition",)),), duplicate,
                                    "a workaround, not a fix")])
     return out
+
+
+def _second_copy(sim: Simulation, e: LinkError, i: int) -> list[Candidate]:
+    """A duplicate definition because the same file is on the line twice: remove the
+    second copy (the one the linker complains about)."""
+    argv = sim.line.argv
+    p = e.argument_index
+    first = next((u.position for u in sim.outcome.units if u.display == e.other and u.member is None), None)
+    if p is None or first is None or first < 0 or first == p or not (0 <= p < len(argv)):
+        return []
+
+    def same(a: int, b: int) -> bool:
+        try:
+            return os.path.samefile(os.path.join(sim.line.cwd, argv[a]), os.path.join(sim.line.cwd, argv[b]))
+        except OSError:
+            return False
+
+    if not same(first, p):
+        return []
+    second = max(first, p)
+    return [Candidate(f"remove the second copy of {argv[second]} (argument {second}; the first is "
+                      f"argument {min(first, p)})", (Edit("remove", second, (), 1),), i)]
 
 
 def _add(out: list[Candidate], seen: set[tuple[Edit, ...]], found: list[Candidate]) -> None:

@@ -60,12 +60,15 @@ class MoldEngine(Engine):
             if inp.problem is not None:
                 self.input_problem(inp)
                 continue
-            real = os.path.realpath(os.path.join(self.ctx.cwd, inp.display))
-            if real in seen_paths:
-                self.out.trace.append(TraceStep("skip-duplicate", inp.display, inp.position, None, real))
-                continue
-            seen_paths.add(real)
             facts = inp.facts
+            # mold reads an archive once however often it is named (measured with 1.10); an
+            # object file named twice is two objects, whose symbols clash.
+            if isinstance(facts, ArchiveFacts):
+                real = os.path.realpath(os.path.join(self.ctx.cwd, inp.display))
+                if real in seen_paths:
+                    self.out.trace.append(TraceStep("skip-duplicate", inp.display, inp.position, None, real))
+                    continue
+                seen_paths.add(real)
             if isinstance(facts, ObjectFacts):
                 objs.append(_File(inp, facts, inp.display, None, False))
                 order.append(objs[-1])

@@ -1,0 +1,56 @@
+"""The same input named twice, against the four real linkers (issue 11, items 1 and 4).
+
+An object file given twice is two objects whose definitions clash, for every linker (mold
+included: it reads an archive or a shared library once however often it is named, not an
+object). The fix offered is removing the second copy, and the real linker agrees with it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ldscope.analysis import build_report
+from ldscope.linker.frontend import resolve_link_line
+
+LINKERS = [name for name, program in (("bfd", "ld.bfd"), ("gold", "ld.gold"), ("lld", "ld.lld"),
+                                      ("mold", "mold")) if shutil.which(program)]
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or not LINKERS, reason="gcc and linkers needed")
+
+CASES = {
+    "object-twice": ["main.o", "foo.o", "foo.o"],
+    "object-twice-other-path": ["main.o", "foo.o", "./foo.o"],
+    "archive-twice": ["main.o", "libf.a", "libf.a"],
+    "shared-twice": ["main.o", "./libfoo.so", "./libfoo.so"],
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("dups")
+    (d / "foo.c").write_text("int foo(void) { return 1; }\n")
+    (d / "main.c").write_text("int foo(void);\nint main(void) { return foo(); }\n")
+    subprocess.run(["gcc", "-c", "-fPIC", "main.c", "foo.c"], cwd=d, check=True)
+    subprocess.run(["gcc", "-shared", "-o", "libfoo.so", "foo.o"], cwd=d, check=True)
+    subprocess.run(["ar", "rcs", "libf.a", "foo.o"], cwd=d, check=True)
+    return d
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_inputs_named_twice_agree_with_the_real_linker(project: Path, linker: str, case: str) -> None:
+    words = ["gcc", f"-fuse-ld={linker}", *CASES[case], "-o", "m"]
+    real = subprocess.run(words, cwd=project, capture_output=True, text=True, timeout=120)
+    report = build_report(resolve_link_line(words, cwd=str(project)), fix=True)
+    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
+    if report.links:
+        return
+    removal = next(f for f in report.fixes if f.description.startswith("remove the second copy of"))
+    assert removal.fixes_alone
+    fixed = list(words)
+    del fixed[len(words) - 3]  # the second copy: last input before -o m
+    again = subprocess.run(fixed, cwd=project, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
