@@ -270,6 +270,10 @@ class LinkExplainer:
                     + ". The simulation continues without it (the verdict is partial)")
         if e.kind == LinkErrorKind.UNKNOWN_OPTION:
             return f"{self.label} does not accept {e.detail}"
+        if e.kind == LinkErrorKind.UNDEFINED_VERSION:
+            return (f"the version script assigns {e.key} to version {e.detail}, but no object in the link "
+                    f"defines {e.key}; with --no-undefined-version {self.label} refuses that: define it, "
+                    "remove it from the script, or drop --no-undefined-version (mold only warns)")
         if e.kind == LinkErrorKind.STATIC_DYNAMIC_OBJECT:
             where = "in a -static link" if self.sim.parsed.options.static else "after -Bstatic"
             return (f"{e.detail} is a shared library, given {where}, where {self.label} takes only "

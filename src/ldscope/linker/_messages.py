@@ -64,6 +64,10 @@ def word(linker: str, program: str, kind: str, symbol: str | None, ref: str | No
         "detail": detail, "detail_or_kind": detail or kind, "input": spec, "library": spec[2:],
         "option": detail.split(" (argument")[0],
     }
+    if linker == "gold" and symbol and "@" in symbol.lstrip("@") and kind in (
+            LinkErrorKind.SHLIB_UNDEFINED, LinkErrorKind.UNDEFINED_REFERENCE):
+        name, _, version = symbol.partition("@")
+        fields["symbol"] = f"{name}', version '{version.lstrip('@')}"  # gold: 'v_baz', version 'V2'
     wording = templates()[linker]
     key = kind + _LIBRARY_VARIANT if kind == LinkErrorKind.MISSING_INPUT and spec.startswith("-l") else kind
     template = wording.get(key) or wording.get(kind) or wording["*"]

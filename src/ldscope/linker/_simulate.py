@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
+from ldscope.errors import InputFormatError
 from ldscope.linker._environment import LinkEnvironment, link_environment
+from ldscope.linker._symbol_kinds import SHARED, SHARED_WEAK
 from ldscope.linker.engines import (
     POLICIES,
     Engine,
@@ -16,8 +19,16 @@ from ldscope.linker.engines import (
     Policy,
     RawError,
 )
-from ldscope.linker.frontend import LinkLine, ParsedLine, output_kind, parse_linker_argv, unsupported_options
+from ldscope.linker.frontend import (
+    LinkLine,
+    LinkOptions,
+    ParsedLine,
+    output_kind,
+    parse_linker_argv,
+    unsupported_options,
+)
 from ldscope.linker.inputs import Input, ResolvedLine, SharedFacts, default_dirs, resolve_inputs
+from ldscope.linker.inputs._version_script import version_script_names
 from ldscope.vocab import LinkErrorKind
 
 
@@ -52,6 +63,25 @@ def static_dynamic_objects(resolved: ResolvedLine, static_link: bool, policy: Po
             and (inp.static_only or rule == "static-link")]
 
 
+def undefined_version_errors(opts: LinkOptions, policy: Policy, outcome: Outcome, cwd: str) -> list[RawError]:
+    """--no-undefined-version: every exact name a version script exports must be defined by
+    the link's objects (a shared library's definition does not count)."""
+    rule = policy.undefined_version_error
+    wanted = opts.undefined_version is False if rule == "opt-in" else opts.undefined_version is not True
+    if rule == "never" or not wanted or not opts.version_scripts:
+        return []
+    defined = {key for key, (kind, _uid) in outcome.table.defs.items() if kind not in (SHARED, SHARED_WEAK)}
+    errors: list[RawError] = []
+    for script in opts.version_scripts:
+        try:
+            names = version_script_names(os.path.join(cwd, script))
+        except InputFormatError:
+            continue  # the linker's own "cannot open" is not modelled here
+        errors.extend(RawError(LinkErrorKind.UNDEFINED_VERSION, name, None, None, node or "{anonymous}")
+                      for node, name in names if name not in defined)
+    return errors
+
+
 def engine_class(policy: Policy) -> type[Engine]:
     """The engine implementing a policy."""
     if policy.ordered:
@@ -84,6 +114,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
         outcome.errors = [RawError(LinkErrorKind.STATIC_DYNAMIC_OBJECT, None, None, None, inp.display,
                                    input_seq=inp.seq) for inp in refused_objects[:1]] + hidden
         outcome.fatal = True
+    outcome.errors.extend(undefined_version_errors(opts, policy, outcome, line.cwd))
     refused = unsupported_options(opts, policy.name)
     if refused:
         hidden = [replace(e, shown=False) for e in outcome.errors]

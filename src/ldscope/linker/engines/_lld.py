@@ -18,6 +18,7 @@ from ldscope.linker.engines._base import Engine, EngineContext
 from ldscope.linker.engines._policy import Policy
 from ldscope.linker.engines._table import Outcome, TraceStep
 from ldscope.linker.inputs import ArchiveFacts, GroupEnd, Input, ObjectFacts, SharedFacts
+from ldscope.vocab import LinkErrorKind
 
 
 class LazyEngine(Engine):
@@ -202,7 +203,23 @@ class LazyEngine(Engine):
         known = set(self.sonames)
         eligible = {u for u in self.shared if self.needed_known(u, known)}
         self.shlib_errors(self.shared, eligible)
+        self.versioned_shlib_errors([u for u in self.shared if u in eligible])
         self.required_errors()
+
+    def versioned_shlib_errors(self, libs: list[int]) -> None:
+        """lld's check of a library's versioned references (`name@VER`, which resolution
+        leaves alone): a library in the link must define that version of the name, else
+        "undefined reference to name@VER [--no-allow-shlib-undefined]" (measured, lld 14)."""
+        if not self.check_shlibs():
+            return
+        t = self.t
+        for uid in libs:
+            lib = self.out.units[uid].facts
+            assert isinstance(lib, SharedFacts)
+            for name, version in lib.undef_versions.items():
+                key = f"{name}@{version}"
+                if name in lib.undef and key not in t.defs:
+                    self.out.error(LinkErrorKind.SHLIB_UNDEFINED, key, uid)
 
     def uses(self, uid: int) -> bool:
         """True when a regular object binds a strong reference to this library."""

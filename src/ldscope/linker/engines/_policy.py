@@ -17,6 +17,7 @@ _CHOICES = {
     "binding_rule": {"any-strong", "regular", "first-ref"},
     "versioned_shlib_refs": {"versioned", "ignore", "plain"},
     "static_dynamic_object": {"static-region", "static-link", "accept"},
+    "undefined_version_error": {"opt-in", "default", "never"},
 }
 
 
@@ -44,6 +45,10 @@ class Policy:
     # -static region (bfd, lld: "attempted static link of dynamic object"), only in a -static
     # link (gold: "cannot mix -static with dynamic object"), or linked anyway (mold 1.10).
     static_dynamic_object: str
+    # A version script naming a symbol nothing defines: an error with --no-undefined-version
+    # ("opt-in": bfd, gold, lld 14), also without it ("default": lld >= 16), or only ever a
+    # warning ("never": mold 1.10).
+    undefined_version_error: str
 
     @property
     def label(self) -> str:

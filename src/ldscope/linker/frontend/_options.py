@@ -90,6 +90,8 @@ class LinkOptions:
     z_keywords: list[str] = field(default_factory=list)
     unknown: list[tuple[str, int]] = field(default_factory=list)
     fuse_ld: str | None = None
+    version_scripts: list[str] = field(default_factory=list)
+    undefined_version: bool | None = None  # --[no-]undefined-version; None: the linker's default
     seen: list[tuple[str, int, str]] = field(default_factory=list)  # (name as written, position, text)
 
 

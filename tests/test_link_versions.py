@@ -1,0 +1,72 @@
+"""Symbol-version checks against the four real linkers (issue 11, item 1).
+
+- A library's versioned reference (`libw.so` needs `v_baz@V2`) met by a library that only has
+  V1: bfd, gold and lld fail (lld: "[--no-allow-shlib-undefined]"), mold 1.10 links.
+- `--no-undefined-version` with a version script naming a symbol nothing defines: bfd, gold
+  and lld fail; mold only warns; without the option all four link.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ldscope.analysis import build_report
+from ldscope.linker.frontend import resolve_link_line
+from ldscope.linker.inputs._version_script import version_script_names
+
+LINKERS = [name for name, program in (("bfd", "ld.bfd"), ("gold", "ld.gold"), ("lld", "ld.lld"),
+                                      ("mold", "mold")) if shutil.which(program)]
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or not LINKERS, reason="gcc and linkers needed")
+
+CASES = {
+    "shlib-version-missing": ["main.o", "./libw.so", "old/libv.so", "-o", "m"],
+    "shlib-version-present": ["main.o", "./libw.so", "full/libv.so", "-o", "m"],
+    "no-undefined-version": ["-shared", "v.o", "-Wl,--version-script=bad.map", "-Wl,--no-undefined-version",
+                             "-o", "libx.so"],
+    "undefined-version-default": ["-shared", "v.o", "-Wl,--version-script=bad.map", "-o", "libx.so"],
+    "no-undefined-version-all-defined": ["-shared", "v.o", "-Wl,--version-script=v1.map",
+                                         "-Wl,--no-undefined-version", "-o", "libx.so"],
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("versions")
+    (d / "full").mkdir()
+    (d / "old").mkdir()
+    (d / "v2.map").write_text("V1 { global: v_foo; local: *; };\nV2 { global: v_baz; } V1;\n")
+    (d / "v1.map").write_text("V1 { global: v_foo; v_baz; local: *; };\n")
+    (d / "bad.map").write_text("/* a symbol nothing defines */\nV1 { global: v_foo; nothere; local: *; };\n")
+    (d / "v.c").write_text("int v_foo(void) { return 1; }\nint v_baz(void) { return 2; }\n")
+    (d / "w.c").write_text("int v_baz(void);\nint w(void) { return v_baz(); }\n")
+    (d / "main.c").write_text("int w(void);\nint main(void) { return w(); }\n")
+    run = [["gcc", "-c", "-fPIC", "v.c", "main.c"],
+           ["gcc", "-shared", "-o", "full/libv.so", "v.o", "-Wl,--version-script=v2.map", "-Wl,-soname,libv.so"],
+           ["gcc", "-shared", "-o", "old/libv.so", "v.o", "-Wl,--version-script=v1.map", "-Wl,-soname,libv.so"],
+           ["gcc", "-shared", "-fPIC", "-o", "libw.so", "w.c", "-Lfull", "-lv"]]
+    for words in run:
+        subprocess.run(words, cwd=d, check=True)
+    return d
+
+
+def test_version_script_names_skip_patterns_and_extern_blocks(tmp_path: Path) -> None:
+    script = tmp_path / "v.map"
+    script.write_text('# c\nV1 { global: a; "b"; pat*; extern "C++" { "ns::f()"; }; local: *; };\n'
+                      "V2 { c; } V1;\n{ global: d; local: hidden; };\n")
+    assert version_script_names(str(script)) == [("V1", "a"), ("V1", "b"), ("V2", "c"), ("", "d")]
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_version_checks_agree_with_the_real_linker(project: Path, linker: str, case: str) -> None:
+    words = ["gcc", f"-fuse-ld={linker}", *CASES[case]]
+    real = subprocess.run(words, cwd=project, capture_output=True, text=True, timeout=120)
+    report = build_report(resolve_link_line(words, cwd=str(project)))
+    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
+    if real.returncode != 0:
+        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
+        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
