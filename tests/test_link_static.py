@@ -64,3 +64,40 @@ def test_static_links_agree_with_the_real_linker(project: Path, linker: str, cas
         first_predicted = report.errors[0].message.splitlines()[0]
         # The same words after the program name (collect2 runs the linker by its full path).
         assert first_predicted.split(": ", 1)[1] == first_real.split(": ", 1)[1], (first_predicted, first_real)
+
+
+PIC_CASES = {
+    "shared-from-non-pic-object": ["-shared", "a.o", "-o", "liba.so"],
+    "shared-from-non-pic-archive-member": ["-shared", "t.o", "-L.", "-lnp", "-o", "libt.so"],
+    "pie-from-non-pic-object": ["-pie", "m.o", "np.o", "-o", "m"],
+    "exec-from-non-pic-object": ["-no-pie", "m.o", "np.o", "-o", "m"],
+    "shared-from-pic-objects": ["-shared", "t.o", "pic.o", "-o", "libt.so"],
+}
+
+
+@pytest.fixture(scope="module")
+def pic_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("pic")
+    (d / "a.c").write_text("int g = 1;\nstatic int l = 2;\nlong addr_g(void) { return (long)&g; }\n"
+                           "long addr_l(void) { return (long)&l; }\n")
+    (d / "np.c").write_text('int g2 = 1;\nconst char *s(void) { return "hello"; }\nint get(void) { return g2; }\n')
+    (d / "m.c").write_text("int get(void);\nint main(void) { return get(); }\n")
+    (d / "t.c").write_text("const char *s(void);\nconst char *t(void) { return s(); }\n")
+    subprocess.run(["gcc", "-c", "-O1", "-fno-pic", "a.c", "np.c", "m.c"], cwd=d, check=True)
+    subprocess.run(["gcc", "-c", "-O1", "-fPIC", "t.c"], cwd=d, check=True)
+    subprocess.run(["gcc", "-c", "-O1", "-fPIC", "np.c", "-o", "pic.o"], cwd=d, check=True)
+    subprocess.run(["ar", "rcs", "libnp.a", "np.o"], cwd=d, check=True)
+    return d
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", sorted(PIC_CASES))
+def test_non_pic_objects_agree_with_the_real_linker(pic_project: Path, linker: str, case: str) -> None:
+    words = ["gcc", f"-fuse-ld={linker}", *PIC_CASES[case]]
+    real = subprocess.run(words, cwd=pic_project, capture_output=True, text=True, timeout=120)
+    report = build_report(resolve_link_line(words, cwd=str(pic_project)))
+    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
+    if real.returncode != 0:
+        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
+        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
+        assert "recompile" in report.errors[0].explanation

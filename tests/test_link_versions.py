@@ -16,7 +16,7 @@ import pytest
 
 from ldscope.analysis import build_report
 from ldscope.linker.frontend import resolve_link_line
-from ldscope.linker.inputs._version_script import version_script_names
+from ldscope.linker.inputs import version_script_names
 
 LINKERS = [name for name, program in (("bfd", "ld.bfd"), ("gold", "ld.gold"), ("lld", "ld.lld"),
                                       ("mold", "mold")) if shutil.which(program)]

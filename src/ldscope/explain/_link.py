@@ -270,6 +270,11 @@ class LinkExplainer:
                     + ". The simulation continues without it (the verdict is partial)")
         if e.kind == LinkErrorKind.UNKNOWN_OPTION:
             return f"{self.label} does not accept {e.detail}"
+        if e.kind == LinkErrorKind.NON_PIC_RELOCATION:
+            who = self.sim.outcome.units[e.uid].display if e.uid is not None else "an object"
+            return (f"{who} was compiled without -fPIC (an absolute 32-bit address of {e.key}); a shared "
+                    "object or PIE cannot hold it: recompile that object (its archive) with -fPIC, or link "
+                    "an executable with -no-pie")
         if e.kind == LinkErrorKind.UNDEFINED_VERSION:
             return (f"the version script assigns {e.key} to version {e.detail}, but no object in the link "
                     f"defines {e.key}; with --no-undefined-version {self.label} refuses that: define it, "

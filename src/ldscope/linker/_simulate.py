@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
-from ldscope.errors import InputFormatError
 from ldscope.linker._environment import LinkEnvironment, link_environment
-from ldscope.linker._symbol_kinds import SHARED, SHARED_WEAK
+from ldscope.linker._output_checks import add_non_pic_errors, static_dynamic_objects, undefined_version_errors
 from ldscope.linker.engines import (
     POLICIES,
     Engine,
@@ -19,16 +17,8 @@ from ldscope.linker.engines import (
     Policy,
     RawError,
 )
-from ldscope.linker.frontend import (
-    LinkLine,
-    LinkOptions,
-    ParsedLine,
-    output_kind,
-    parse_linker_argv,
-    unsupported_options,
-)
-from ldscope.linker.inputs import Input, ResolvedLine, SharedFacts, default_dirs, resolve_inputs
-from ldscope.linker.inputs._version_script import version_script_names
+from ldscope.linker.frontend import LinkLine, ParsedLine, output_kind, parse_linker_argv, unsupported_options
+from ldscope.linker.inputs import ResolvedLine, default_dirs, resolve_inputs
 from ldscope.vocab import LinkErrorKind
 
 
@@ -50,36 +40,6 @@ class Simulation:
         """True when no error (shown or not) was found (missing inputs of a log aside)."""
         ignore = (LinkErrorKind.UNDEFINED_WARNING,) if self.missing_fatal else (LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.MISSING_INPUT)
         return not any(e.kind not in ignore for e in self.outcome.errors)
-
-
-def static_dynamic_objects(resolved: ResolvedLine, static_link: bool, policy: Policy) -> list[Input]:
-    """Shared libraries on the line that this linker refuses in a static context: named by
-    path (a -l under -Bstatic finds only libNAME.a) in a -Bstatic/-static region (bfd, lld),
-    or anywhere in a -static link (gold)."""
-    rule = policy.static_dynamic_object
-    if rule == "accept" or (rule == "static-link" and not static_link):
-        return []
-    return [inp for inp in resolved.inputs if isinstance(inp.facts, SharedFacts)
-            and (inp.static_only or rule == "static-link")]
-
-
-def undefined_version_errors(opts: LinkOptions, policy: Policy, outcome: Outcome, cwd: str) -> list[RawError]:
-    """--no-undefined-version: every exact name a version script exports must be defined by
-    the link's objects (a shared library's definition does not count)."""
-    rule = policy.undefined_version_error
-    wanted = opts.undefined_version is False if rule == "opt-in" else opts.undefined_version is not True
-    if rule == "never" or not wanted or not opts.version_scripts:
-        return []
-    defined = {key for key, (kind, _uid) in outcome.table.defs.items() if kind not in (SHARED, SHARED_WEAK)}
-    errors: list[RawError] = []
-    for script in opts.version_scripts:
-        try:
-            names = version_script_names(os.path.join(cwd, script))
-        except InputFormatError:
-            continue  # the linker's own "cannot open" is not modelled here
-        errors.extend(RawError(LinkErrorKind.UNDEFINED_VERSION, name, None, None, node or "{anonymous}")
-                      for node, name in names if name not in defined)
-    return errors
 
 
 def engine_class(policy: Policy) -> type[Engine]:
@@ -115,6 +75,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
                                    input_seq=inp.seq) for inp in refused_objects[:1]] + hidden
         outcome.fatal = True
     outcome.errors.extend(undefined_version_errors(opts, policy, outcome, line.cwd))
+    add_non_pic_errors(outcome, policy, kind)
     refused = unsupported_options(opts, policy.name)
     if refused:
         hidden = [replace(e, shown=False) for e in outcome.errors]

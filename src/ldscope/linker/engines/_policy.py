@@ -18,6 +18,7 @@ _CHOICES = {
     "versioned_shlib_refs": {"versioned", "ignore", "plain"},
     "static_dynamic_object": {"static-region", "static-link", "accept"},
     "undefined_version_error": {"opt-in", "default", "never"},
+    "non_pic_reports": {"first", "each"},
 }
 
 
@@ -49,6 +50,7 @@ class Policy:
     # ("opt-in": bfd, gold, lld 14), also without it ("default": lld >= 16), or only ever a
     # warning ("never": mold 1.10).
     undefined_version_error: str
+    non_pic_reports: str  # relocations a PIC output cannot hold: the "first" (bfd, gold) or "each"
 
     @property
     def label(self) -> str:

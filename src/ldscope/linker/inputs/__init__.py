@@ -10,6 +10,7 @@ from ldscope.linker.inputs._facts import (
     FactsCache,
     FileFacts,
     MemberProblem,
+    NonPicRelocation,
     ObjectFacts,
     ScriptFacts,
     SharedFacts,
@@ -24,6 +25,7 @@ from ldscope.linker.inputs._searchdirs import (
     expand_origin,
     with_sysroot,
 )
+from ldscope.linker.inputs._version_script import version_script_names
 
 __all__ = [
     "DEFAULT_CACHE",
@@ -34,6 +36,7 @@ __all__ = [
     "GroupEnd",
     "Input",
     "MemberProblem",
+    "NonPicRelocation",
     "ObjectFacts",
     "ResolvedLine",
     "ScriptFacts",
@@ -46,5 +49,6 @@ __all__ = [
     "read_facts",
     "resolve_inputs",
     "shared_facts",
+    "version_script_names",
     "with_sysroot",
 ]

@@ -32,6 +32,19 @@ _MAX_SCRIPT = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
+class NonPicRelocation:
+    """A relocation no shared object or PIE can hold (x86-64 R_X86_64_32/32S: an absolute
+    32-bit address), as the linkers name it."""
+
+    type: str  # R_X86_64_32
+    target: str  # the symbol, or the section of a section symbol
+    against_section: bool  # a section symbol (a local: "against local symbol")
+    mergeable: bool  # the target section is SHF_MERGE (mold: `<fragment>`)
+    section: str  # the section holding the relocated word
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectFacts:
     """Global symbols of one relocatable object (a file or an archive member)."""
 
@@ -54,6 +67,7 @@ class ObjectFacts:
     # __tls_get_addr` after a TLSGD/TLSLD relocation): in an executable every linker relaxes
     # the sequence to initial- or local-exec and the call is gone (g++ -static's libstdc++.a).
     tls_relaxable: frozenset[str] = frozenset()
+    non_pic: tuple[NonPicRelocation, ...] = ()  # absolute 32-bit relocations in loaded sections
 
     def defines(self, key: str) -> bool:
         """True if the object defines `key` (strong, weak or common)."""
@@ -187,10 +201,56 @@ _TLS_CALL_SEQUENCES = {
 def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     """Split the non-local symbols of a relocatable object the way symbol resolution needs."""
     facts = _object_facts(elf, display)
+    non_pic = _non_pic_relocations(elf)
+    if non_pic:
+        facts = replace(facts, non_pic=non_pic)
     sequence = _TLS_CALL_SEQUENCES.get(elf.e_machine)
     if sequence is not None and sequence[0] in facts.undef and _only_tls_calls(elf, *sequence):
         facts = replace(facts, tls_relaxable=frozenset((sequence[0],)))
     return facts
+
+
+# Absolute 32-bit relocation types that have no dynamic counterpart on x86-64.
+_NON_PIC_TYPES = {C.EM_X86_64: {10: "R_X86_64_32", 11: "R_X86_64_32S"}}
+_MAX_NON_PIC = 16
+SHF_ALLOC, SHF_MERGE = 0x2, 0x10
+
+
+def _non_pic_relocations(elf: ElfFile) -> tuple[NonPicRelocation, ...]:
+    """The first R_X86_64_32/32S relocations of sections the program loads (debug sections'
+    are never a problem), with what they point at."""
+    types = _NON_PIC_TYPES.get(elf.e_machine)
+    if types is None or elf.e_type != C.ET_REL:
+        return ()
+    sections = elf.sections
+    found: list[NonPicRelocation] = []
+    table = None
+    wanted = np.array(sorted(types))
+    for sec, relocs in elf.section_relocations:
+        if not 0 < sec.info < len(sections) or not sections[sec.info].flags & SHF_ALLOC:
+            continue
+        hits = np.flatnonzero(np.isin(relocs.types, wanted))
+        if not hits.size:
+            continue
+        table = table if table is not None else elf.symtab
+        if table is None:
+            break
+        for k in hits[: _MAX_NON_PIC - len(found)].tolist():
+            sym = int(relocs.symbol_indices[k])
+            if not 0 < sym < len(table):
+                continue
+            shndx = int(table.section_index[sym])
+            is_section = int(table.type[sym]) == C.STT_SECTION
+            if shndx == C.SHN_ABS:
+                continue  # an absolute value needs no relocation at load time
+            target_sec = sections[shndx] if 0 < shndx < len(sections) else None
+            target = target_sec.name if is_section and target_sec is not None else table.name(sym)
+            mergeable = bool(target_sec is not None and target_sec.flags & SHF_MERGE)
+            found.append(NonPicRelocation(types[int(relocs.types[k])], target, is_section, mergeable,
+                                          sections[sec.info].name, int(relocs.offsets[k])))
+        if len(found) >= _MAX_NON_PIC:
+            break
+    return tuple(found)
 
 
 def _only_tls_calls(elf: ElfFile, resolver: str, openers: frozenset[int]) -> bool:

@@ -1,0 +1,90 @@
+"""Checks a linker makes once symbols are resolved: inputs a static link refuses, version
+scripts naming undefined symbols, relocations a position-independent output cannot hold."""
+
+from __future__ import annotations
+
+import os
+
+from ldscope.errors import InputFormatError
+from ldscope.linker._symbol_kinds import SHARED, SHARED_WEAK
+from ldscope.linker.engines import Outcome, Policy, RawError
+from ldscope.linker.frontend import LinkOptions
+from ldscope.linker.inputs import (
+    Input,
+    NonPicRelocation,
+    ObjectFacts,
+    ResolvedLine,
+    SharedFacts,
+    version_script_names,
+)
+from ldscope.vocab import LinkErrorKind
+
+
+def static_dynamic_objects(resolved: ResolvedLine, static_link: bool, policy: Policy) -> list[Input]:
+    """Shared libraries on the line that this linker refuses in a static context: named by
+    path (a -l under -Bstatic finds only libNAME.a) in a -Bstatic/-static region (bfd, lld),
+    or anywhere in a -static link (gold)."""
+    rule = policy.static_dynamic_object
+    if rule == "accept" or (rule == "static-link" and not static_link):
+        return []
+    return [inp for inp in resolved.inputs if isinstance(inp.facts, SharedFacts)
+            and (inp.static_only or rule == "static-link")]
+
+
+def undefined_version_errors(opts: LinkOptions, policy: Policy, outcome: Outcome, cwd: str) -> list[RawError]:
+    """--no-undefined-version: every exact name a version script exports must be defined by
+    the link's objects (a shared library's definition does not count)."""
+    rule = policy.undefined_version_error
+    wanted = opts.undefined_version is False if rule == "opt-in" else opts.undefined_version is not True
+    if rule == "never" or not wanted or not opts.version_scripts:
+        return []
+    defined = {key for key, (kind, _uid) in outcome.table.defs.items() if kind not in (SHARED, SHARED_WEAK)}
+    errors: list[RawError] = []
+    for script in opts.version_scripts:
+        try:
+            names = version_script_names(os.path.join(cwd, script))
+        except InputFormatError:
+            continue  # the linker's own "cannot open" is not modelled here
+        errors.extend(RawError(LinkErrorKind.UNDEFINED_VERSION, name, None, None, node or "{anonymous}")
+                      for node, name in names if name not in defined)
+    return errors
+
+
+def add_non_pic_errors(outcome: Outcome, policy: Policy, kind: str) -> None:
+    """Absolute 32-bit relocations (R_X86_64_32/32S) in objects linked into a shared object
+    or a PIE: bfd and gold report the first (bfd then stops), lld and mold every one."""
+    if kind not in ("shared", "pie"):
+        return
+    found = [(u.uid, r) for u in outcome.units if isinstance(u.facts, ObjectFacts) for r in u.facts.non_pic]
+    if not found:
+        return
+    if policy.non_pic_reports == "first":
+        found = found[:1]
+    if policy.name == "bfd":  # fatal in size_dynamic_sections, before any relocation is reported
+        outcome.errors = [e if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED)
+                          else RawError(e.kind, e.key, e.uid, e.other, e.detail, False, e.input_seq)
+                          for e in outcome.errors]
+    for uid, reloc in found:
+        detail = non_pic_wording(policy.name, reloc, kind, outcome.units[uid].display)
+        outcome.error(LinkErrorKind.NON_PIC_RELOCATION, reloc.target, uid, detail=detail,
+                      fatal=policy.name == "bfd")
+
+
+def non_pic_wording(linker: str, r: NonPicRelocation, kind: str, referrer: str) -> str:
+    """The part of each linker's message that names the relocation (measured: bfd 2.40,
+    gold 1.16, lld 14, mold 1.10)."""
+    if linker == "bfd":
+        target = f"`{r.target}'" if r.against_section else f"symbol `{r.target}'"
+        output, flag = ("shared object", "PIC") if kind == "shared" else ("PIE object", "PIE")
+        return f"relocation {r.type} against {target} can not be used when making a {output}; recompile with -f{flag}"
+    if linker == "gold":
+        against = "" if r.against_section else f" against '{r.target}'"
+        return f"requires dynamic {r.type} reloc{against} which may overflow at runtime; recompile with -fPIC"
+    if linker == "lld":
+        against = "local symbol" if r.against_section else f"symbol '{r.target}'"
+        return f"relocation {r.type} cannot be used against {against}; recompile with -fPIC"
+    target = "<fragment>" if r.against_section and r.mergeable else r.target
+    archive, paren, member = referrer.partition("(")
+    referrer = os.path.normpath(archive) + paren + member  # mold prints paths cleaned: libx.a, not ./libx.a
+    return (f"{referrer}:({r.section}): {r.type} relocation at offset {r.offset:#x} against symbol "
+            f"`{target}' can not be used; recompile with -fPIC")
