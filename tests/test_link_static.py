@@ -101,3 +101,35 @@ def test_non_pic_objects_agree_with_the_real_linker(pic_project: Path, linker: s
         first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
         assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
         assert "recompile" in report.errors[0].explanation
+
+
+VISIBILITY_CASES = {
+    "shared-hidden-undefined": ["-shared", "h.o", "-o", "libh.so"],
+    "shared-default-undefined": ["-shared", "u.o", "-o", "libu.so"],
+    "shared-default-undefined-z-defs": ["-shared", "u.o", "-Wl,-z,defs", "-o", "libu.so"],
+    "shared-default-undefined-no-undefined": ["-shared", "u.o", "-Wl,--no-undefined", "-o", "libu.so"],
+    "shared-hidden-defined": ["-shared", "h.o", "hdef.o", "-o", "libh.so"],
+}
+
+
+@pytest.fixture(scope="module")
+def visibility_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("visibility")
+    (d / "h.c").write_text('__attribute__((visibility("hidden"))) extern int hx;\nint f(void) { return hx; }\n')
+    (d / "hdef.c").write_text('__attribute__((visibility("hidden"))) int hx = 3;\n')
+    (d / "u.c").write_text("extern int ux;\nint g(void) { return ux; }\n")
+    subprocess.run(["gcc", "-c", "-fPIC", "h.c", "hdef.c", "u.c"], cwd=d, check=True)
+    return d
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", sorted(VISIBILITY_CASES))
+def test_undefined_symbols_of_a_shared_link_agree_with_the_real_linker(
+        visibility_project: Path, linker: str, case: str) -> None:
+    words = ["gcc", f"-fuse-ld={linker}", *VISIBILITY_CASES[case]]
+    real = subprocess.run(words, cwd=visibility_project, capture_output=True, text=True, timeout=120)
+    report = build_report(resolve_link_line(words, cwd=str(visibility_project)))
+    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
+    if real.returncode != 0 and linker in ("gold", "lld") and "hidden" in case:
+        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
+        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real

@@ -270,6 +270,12 @@ class LinkExplainer:
                     + ". The simulation continues without it (the verdict is partial)")
         if e.kind == LinkErrorKind.UNKNOWN_OPTION:
             return f"{self.label} does not accept {e.detail}"
+        if e.kind == LinkErrorKind.HIDDEN_UNDEFINED:
+            who = self.sim.outcome.units[e.uid].display if e.uid is not None else "an object"
+            return (f"{who} declares {e.key} with hidden visibility, so it must be defined inside this "
+                    "shared object (a shared library may leave only default-visibility symbols for the "
+                    "loader); nothing on the line defines it: add the object that does, or make the "
+                    "declaration default visibility")
         if e.kind == LinkErrorKind.NON_PIC_RELOCATION:
             who = self.sim.outcome.units[e.uid].display if e.uid is not None else "an object"
             return (f"{who} was compiled without -fPIC (an absolute 32-bit address of {e.key}); a shared "

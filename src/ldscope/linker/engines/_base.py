@@ -325,6 +325,7 @@ class Engine:
         """One error per (symbol, referencing object) still undefined."""
         self.provide_linker_symbols()
         if not self.report_objects():
+            self.hidden_undefined_errors()
             return
         t = self.t
         source = referrers_of or (t.refs if self.policy.weak_referrers_reported else t.strong_refs)
@@ -339,6 +340,20 @@ class Engine:
                 if uid not in seen:
                     seen.add(uid)
                     self.out.error(kind, key, uid)
+
+    def hidden_undefined_errors(self) -> None:
+        """A shared object may leave symbols undefined (for the loader to find), but not
+        one its referencing object declares hidden or internal: that must be in this output."""
+        if self.ctx.kind != "shared" or self.ctx.options.unresolved_symbols in ("ignore-all", "ignore-in-object-files"):
+            return
+        t = self.t
+        for key in list(t.undef):
+            if not self.strongly_undefined(key):
+                continue
+            for uid in dict.fromkeys(t.strong_refs.get(key, ())):
+                facts = self.out.units[uid].facts
+                if isinstance(facts, ObjectFacts) and key in facts.hidden_undef:
+                    self.out.error(LinkErrorKind.HIDDEN_UNDEFINED, key, uid)
 
     def shlib_errors(self, libs: list[int], eligible: set[int] | None = None) -> None:
         """Undefined symbols of input libraries (executables, unless allowed)."""

@@ -68,6 +68,7 @@ class ObjectFacts:
     # the sequence to initial- or local-exec and the call is gone (g++ -static's libstdc++.a).
     tls_relaxable: frozenset[str] = frozenset()
     non_pic: tuple[NonPicRelocation, ...] = ()  # absolute 32-bit relocations in loaded sections
+    hidden_undef: frozenset[str] = frozenset()  # undefined with hidden/internal visibility: must be linked in
 
     def defines(self, key: str) -> bool:
         """True if the object defines `key` (strong, weak or common)."""
@@ -204,6 +205,14 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     non_pic = _non_pic_relocations(elf)
     if non_pic:
         facts = replace(facts, non_pic=non_pic)
+    if facts.undef and elf.symtab is not None:
+        table = elf.symtab
+        hidden = np.flatnonzero((table.section_index == C.SHN_UNDEF) & np.isin(table.visibility, (1, 2)))
+        hidden = hidden[hidden > 0]
+        if hidden.size:
+            names = frozenset(table.names_at(hidden)) & frozenset(facts.undef)
+            if names:
+                facts = replace(facts, hidden_undef=names)
     sequence = _TLS_CALL_SEQUENCES.get(elf.e_machine)
     if sequence is not None and sequence[0] in facts.undef and _only_tls_calls(elf, *sequence):
         facts = replace(facts, tls_relaxable=frozenset((sequence[0],)))
