@@ -70,3 +70,38 @@ def test_version_checks_agree_with_the_real_linker(project: Path, linker: str, c
     if real.returncode != 0:
         first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
         assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
+
+
+EXPLICIT_CASES = {
+    "explicit-v1-against-default-v1": ["m.o", "./libone.so", "-o", "m"],
+    "explicit-v1-against-hidden-v1": ["m.o", "./libsv.so", "-o", "m"],
+}
+
+
+@pytest.fixture(scope="module")
+def explicit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("explicit")
+    (d / "one.map").write_text("V1 { global: foo; local: *; };\n")
+    (d / "two.map").write_text("V1 { global: foo; local: *; };\nV2 { global: foo; } V1;\n")
+    (d / "one.c").write_text("int foo(void) { return 1; }\n")
+    (d / "two.c").write_text('int foo_v1(void) { return 1; }\nint foo_v2(void) { return 2; }\n'
+                             '__asm__(".symver foo_v1, foo@V1");\n__asm__(".symver foo_v2, foo@@V2");\n')
+    (d / "m.c").write_text('int foo_old(void);\n__asm__(".symver foo_old, foo@V1");\n'
+                           "int main(void) { return foo_old(); }\n")
+    for words in (["gcc", "-shared", "-fPIC", "-o", "libone.so", "one.c", "-Wl,--version-script=one.map"],
+                  ["gcc", "-shared", "-fPIC", "-o", "libsv.so", "two.c", "-Wl,--version-script=two.map"],
+                  ["gcc", "-c", "m.c"]):
+        subprocess.run(words, cwd=d, check=True)
+    return d
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", sorted(EXPLICIT_CASES))
+def test_explicit_version_references_agree_with_the_real_linker(explicit: Path, linker: str, case: str) -> None:
+    words = ["gcc", f"-fuse-ld={linker}", *EXPLICIT_CASES[case]]
+    real = subprocess.run(words, cwd=explicit, capture_output=True, text=True, timeout=120)
+    report = build_report(resolve_link_line(words, cwd=str(explicit)))
+    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
+    if real.returncode != 0:
+        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
+        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real

@@ -68,6 +68,8 @@ def word(linker: str, program: str, kind: str, symbol: str | None, ref: str | No
             LinkErrorKind.SHLIB_UNDEFINED, LinkErrorKind.UNDEFINED_REFERENCE):
         name, _, version = symbol.partition("@")
         fields["symbol"] = f"{name}', version '{version.lstrip('@')}"  # gold: 'v_baz', version 'V2'
+    if linker == "mold" and symbol and "@" in symbol.lstrip("@") and kind == LinkErrorKind.UNDEFINED_REFERENCE:
+        fields["symbol"] = symbol.split("@", 1)[0]  # mold names the symbol without its version
     wording = templates()[linker]
     key = kind + _LIBRARY_VARIANT if kind == LinkErrorKind.MISSING_INPUT and spec.startswith("-l") else kind
     template = wording.get(key) or wording.get(kind) or wording["*"]

@@ -111,6 +111,10 @@ class MoldEngine(Engine):
             facts = f.facts
             if isinstance(facts, SharedFacts):
                 for key, weak in facts.defs.items():
+                    # mold 1.10 matches an explicit `foo@V1` reference only to a non-default
+                    # `foo@V1`, never to the default `foo@@V1` (measured: "undefined symbol: foo").
+                    if "@" in key and facts.display.get(key.split("@", 1)[0]) == key.replace("@", "@@", 1):
+                        continue
                     cand = (4 if weak else 3, f.priority, f, SHARED_WEAK if weak else SHARED)
                     cur = best.get(key)
                     if cur is None or cand[:2] < cur[:2]:
