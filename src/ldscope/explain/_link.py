@@ -3,6 +3,8 @@ why it did not count, and what is almost the symbol wanted."""
 
 from __future__ import annotations
 
+import os
+
 from ldscope.cxx import demangle
 from ldscope.explain._link_lookup import Candidate, Lookup
 from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
@@ -14,6 +16,26 @@ from ldscope.vocab import LinkErrorKind, NearMiss
 
 _SYMBOL_KINDS = (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.SHLIB_UNDEFINED, LinkErrorKind.DSO_MISSING,
                  LinkErrorKind.REQUIRED_UNDEFINED)
+
+
+_PROGRAM_ENTRY_SYMBOLS = frozenset(("main", "WinMain", "wmain"))
+
+
+def _class_data_of(key: str) -> tuple[str, str] | None:
+    """("vtable" | "typeinfo" | "VTT", class) for `_ZTV`/`_ZTI`/`_ZTT` symbols, else None."""
+    what = {"_ZTV": "vtable", "_ZTI": "typeinfo", "_ZTT": "VTT"}.get(key[:4])
+    if what is None:
+        return None
+    shown = demangle(key) or ""
+    for prefix in ("vtable for ", "typeinfo for ", "VTT for "):
+        if shown.startswith(prefix):
+            return what, shown[len(prefix):]
+    return None
+
+
+def _is_start_file(display: str) -> bool:
+    """crt1.o, Scrt1.o, rcrt1.o, gcrt1.o, grcrt1.o: what calls main."""
+    return os.path.basename(display).endswith("crt1.o")
 
 
 class LinkExplainer:
@@ -101,7 +123,7 @@ class LinkExplainer:
         if key and e.kind in _SYMBOL_KINDS:
             defs = self.definitions(key, ref)
             if not any(d.status in (DefinitionStatus.BEFORE_REFERRER, DefinitionStatus.DROPPED_AS_NEEDED, DefinitionStatus.DT_NEEDED_ONLY)
-                       for d in defs):
+                       for d in defs) and _class_data_of(key) is None:
                 misses = self.near_misses(key)
             explanation = self.explain_symbol(e, key, ref, other, defs, misses)
         elif e.kind == LinkErrorKind.MULTIPLE_DEFINITION and key:
@@ -140,7 +162,10 @@ class LinkExplainer:
             elif isinstance(f, SharedFacts) and key in f.defs:
                 out.append(self.library_definition(inp, f, key, ref_pos))
         explained = any(d.status in (DefinitionStatus.BEFORE_REFERRER, DefinitionStatus.DROPPED_AS_NEEDED, DefinitionStatus.WEAK_REFERENCE) for d in out)
-        for cand in self.lookup.where(key, search=self.search and not explained):
+        # A program's `main` comes from the program's own objects: a library on the search path
+        # that happens to define one (libncurses++.a) is never the fix.
+        search = self.search and not explained and key not in _PROGRAM_ENTRY_SYMBOLS
+        for cand in self.lookup.where(key, search=search):
             out.append(self.candidate_definition(cand))
         return tuple(out)
 
@@ -210,6 +235,12 @@ class LinkExplainer:
                 text += " (executables are linked with --no-allow-shlib-undefined by default)"
         elif e.kind == LinkErrorKind.REQUIRED_UNDEFINED:
             text = f"--require-defined={key}: nothing in the link defines it"
+        elif _class_data_of(key) is not None and not defs:
+            text = self.explain_key_function(key, where)
+        elif key in _PROGRAM_ENTRY_SYMBOLS and ref is not None and _is_start_file(ref.display):
+            text = (f"the program has no `{key}': {where} (the C start-up file) calls it, and no object "
+                    "on the line defines it. Add the object or source that defines main, or link with "
+                    "-shared if this is meant to be a library")
         else:
             text = f"{name} is referenced by {where} and defined nowhere in the link"
         reasons = [d.detail for d in defs if d.status != DefinitionStatus.EXTRACTED]
@@ -217,6 +248,24 @@ class LinkExplainer:
             text += ". " + ". ".join(reasons)
         if misses:
             text += ". Near: " + "; ".join(f"{m.file}: {m.demangled or m.symbol} ({m.kind})" for m in misses[:2])
+        return text
+
+    def explain_key_function(self, key: str, where: str) -> str:
+        """An undefined vtable/typeinfo: the Itanium C++ ABI emits them with the class's key
+        function (its first virtual member function that is neither inline nor pure), so
+        the usual cause is that function declared and never defined."""
+        what, cls = _class_data_of(key) or ("vtable", "?")
+        prefix = cls + "::"
+        undefined_members = [k for k in self.sim.outcome.table.undef if k.startswith("_Z")
+                             and (demangle(k) or "").startswith(prefix)]
+        members = [demangle(k) or k for k in undefined_members]
+        text = (f"the {what} for {cls} is referenced by {where} and defined nowhere: a compiler emits it "
+                f"only with {cls}'s key function (its first virtual member function that is neither "
+                "inline nor pure virtual), so that function is declared but never defined, or the object "
+                "defining it is not on the line")
+        if members:
+            text += (f". {cls}'s members referenced and defined nowhere: {', '.join(members[:4])}; the key "
+                     f"function is likely {members[0]}")
         return text
 
     def explain_dso_missing(self, name: str, ref: Unit | None, lib: Unit) -> str:

@@ -1,0 +1,65 @@
+"""Explanations a person acts on (issue 11, item 4): no fix that cannot help, the C++ key
+function for an undefined vtable, the `-l` that really finds a library."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ldscope.analysis import build_report
+from ldscope.linker.frontend import resolve_link_line
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is needed")
+
+
+def _report(words: list[str], cwd: Path, fix: bool = True):  # type: ignore[no-untyped-def]
+    return build_report(resolve_link_line(words, cwd=str(cwd)), fix=fix)
+
+
+def test_missing_main_is_explained_and_no_library_defining_main_is_offered(tmp_path: Path) -> None:
+    (tmp_path / "lib.c").write_text("int helper(void) { return 1; }\n")
+    subprocess.run(["gcc", "-c", "lib.c"], cwd=tmp_path, check=True)
+    report = _report(["gcc", "lib.o", "-o", "app"], tmp_path)
+    error = next(e for e in report.errors if e.symbol == "main")
+    assert "the program has no `main'" in error.explanation and "-shared" in error.explanation
+    assert "ncurses" not in error.explanation
+    assert not any("ncurses" in f.description for f in report.fixes)
+    assert not [d for d in error.defined_in if d.where.endswith(".a") or ".so" in d.where]
+
+
+def test_undefined_vtable_names_the_key_function_not_a_near_miss(tmp_path: Path) -> None:
+    (tmp_path / "s.cc").write_text(
+        "struct Shape { Shape(); virtual ~Shape(); virtual double area() const; };\n"
+        "Shape::Shape() {}\ndouble Shape::area() const { return 0; }\n"
+        "int main() { Shape s; return (int)s.area(); }\n")
+    subprocess.run(["g++", "-c", "s.cc"], cwd=tmp_path, check=True)
+    real = subprocess.run(["g++", "s.o", "-o", "s"], cwd=tmp_path, capture_output=True, text=True)
+    assert real.returncode != 0 and "vtable for Shape" in real.stderr
+    report = _report(["g++", "s.o", "-o", "s"], tmp_path, fix=False)
+    vtable = next(e for e in report.errors if e.symbol == "_ZTV5Shape")
+    assert vtable.near_misses == ()
+    assert "key function" in vtable.explanation and "Shape::~Shape()" in vtable.explanation
+    # Defining the destructor (the key function) is what makes the link work.
+    (tmp_path / "dtor.cc").write_text(
+        "struct Shape { Shape(); virtual ~Shape(); virtual double area() const; };\nShape::~Shape() {}\n")
+    subprocess.run(["g++", "-c", "dtor.cc"], cwd=tmp_path, check=True)
+    assert subprocess.run(["g++", "s.o", "dtor.o", "-o", "s"], cwd=tmp_path).returncode == 0
+    assert _report(["g++", "s.o", "dtor.o", "-o", "s"], tmp_path, fix=False).links
+
+
+def test_a_library_found_by_its_flag_is_named_as_the_flag_finds_it(tmp_path: Path) -> None:
+    """-lfoo picks libfoo.so over libfoo.a in the same directory: the fix names the .so."""
+    (tmp_path / "foo.c").write_text("int foo(void) { return 1; }\n")
+    (tmp_path / "main.c").write_text("int foo(void);\nint main(void) { return foo(); }\n")
+    subprocess.run(["gcc", "-c", "-fPIC", "foo.c", "main.c"], cwd=tmp_path, check=True)
+    subprocess.run(["gcc", "-shared", "-o", "libfoo.so", "foo.o"], cwd=tmp_path, check=True)
+    subprocess.run(["ar", "rcs", "libfoo.a", "foo.o"], cwd=tmp_path, check=True)
+    report = _report(["gcc", "main.o", "-L.", "-o", "app"], tmp_path)
+    error = next(e for e in report.errors if e.symbol == "foo")
+    flags = [d for d in error.defined_in if "libfoo" in d.where]
+    assert len(flags) == 1 and flags[0].where.endswith("libfoo.so")
+    fix = next(f for f in report.fixes if "-lfoo" in f.description)
+    assert fix.fixes_alone and "libfoo.so" in fix.description
