@@ -76,8 +76,14 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
             from ldscope.linker.frontend import find_link_in_log
 
             text = _read_log(from_log)
-            found = find_link_in_log(text, cwd)
-            where = found.cwd or cwd or (os.path.dirname(os.path.abspath(from_log)) if from_log != "-" else None)
+            # The directory the build ran in: --cwd, else the log's own directory. Directories
+            # the log names (`ninja -C build`, `cd sub &&`) are taken from there.
+            base = os.path.abspath(cwd) if cwd else (os.path.dirname(os.path.abspath(from_log))
+                                                     if from_log != "-" else os.getcwd())
+            found = find_link_in_log(text, base)
+            where = found.cwd or base
+            if cwd and found.cwd and os.path.isabs(found.cwd) and not os.path.isdir(found.cwd):
+                where = base  # the log's absolute directory is another machine's: --cwd stands for it
             line = resolve_link_line(list(found.argv), cwd=where, linker=linker,
                                      use_driver=not no_driver, source="log")
             line = type(line)(line.argv, line.original, line.cwd, line.linker, line.linker_program,
@@ -100,6 +106,14 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     if not report.inputs:
         diagnose("link", "the line has no inputs: nothing to simulate")
         raise SystemExit(EXIT_INPUT_ERROR)
+    if from_log:
+        # The log's own relative file names: what depends on the directory it is read from.
+        files = [i for i in report.inputs if not i.spec.startswith(("-", "<", "/")) and " (from " not in i.spec]
+        if files and all(i.problem == "missing-input" for i in files):
+            # A prediction from files that are not there would be a confident wrong answer.
+            diagnose("link", f"none of the log's {len(files)} input files is found from {line.cwd} "
+                             f"(first: {files[0].spec}): pass --cwd DIR, the directory the build ran in")
+            raise SystemExit(EXIT_INPUT_ERROR)
     if output_format == "json":
         text_out = dumps(link_json(report))
     elif output_format == "sarif":

@@ -28,6 +28,9 @@ from ldscope.linker.frontend._driver import is_driver_name
 from ldscope.system import environment_or_process, rust_sysroot
 
 _RUST_NOTE = re.compile(r'note:\s+((?:[A-Za-z_][A-Za-z0-9_]*="(?:[^"\\]|\\.)*"\s+)*"(?:[^"\\]|\\.)*".*)$')
+# `cargo rustc -- --print link-args` prints the same words with no `note:` in front.
+_RUST_ARGS = re.compile(r'^\s*((?:[A-Za-z_][A-Za-z0-9_]*="(?:[^"\\]|\\.)*"\s+)*"[^"]*(?:cc|gcc|clang|ld|c\+\+|g\+\+|lld|mold)[^"]*"\s+".*)$')
+_TOOLCHAIN = re.compile(r"(?:cargo|rustc)\s+\+([A-Za-z0-9._-]+)|RUSTUP_TOOLCHAIN=([A-Za-z0-9._-]+)")
 _OMITTED = re.compile(r"^<(\d+) object files? omitted>$")
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _ERROR_MARKERS = ("undefined reference to", "undefined symbol:", "multiple definition of",
@@ -66,9 +69,28 @@ def _expand_braces(word: str) -> list[str]:
     return out
 
 
-def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str]) -> list[str]:
+def toolchain_sysroot(name: str, env: Mapping[str, str]) -> str | None:
+    """The sysroot of the rustup toolchain a log names (`cargo +nightly`, RUSTUP_TOOLCHAIN),
+    found among rustup's installed toolchains (nothing is run for a name from a log)."""
+    home = env.get("RUSTUP_HOME") or (os.path.join(env["HOME"], ".rustup") if env.get("HOME") else None)
+    if home is None or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        return None
+    found = sorted(glob.glob(os.path.join(glob.escape(os.path.join(home, "toolchains")), glob.escape(name) + "*")))
+    exact = [f for f in found if os.path.basename(f) == name]
+    chosen = exact or found
+    return chosen[0] if chosen else None
+
+
+def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str], toolchain: str | None = None) -> list[str]:
     """Undo rustc's elisions: <sysroot>, omitted object files, {..}.rlib patterns."""
-    sysroot = rust_sysroot(env) if any("<sysroot>" in w for w in words) else None
+    sysroot = None
+    if any("<sysroot>" in w for w in words):
+        sysroot = toolchain_sysroot(toolchain, env) if toolchain else None
+        if toolchain and sysroot is None:
+            notes.append(f"the log's toolchain {toolchain!r} is not installed here; using the default one")
+        elif sysroot is not None:
+            notes.append(f"<sysroot> is the log's toolchain {toolchain}: {sysroot}")
+        sysroot = sysroot or rust_sysroot(env)
     output = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "-o"), None)
     out: list[str] = []
     for w in words:
@@ -76,7 +98,14 @@ def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str]) -> 
         if m:
             want = int(m.group(1))
             found = sorted(glob.glob(glob.escape(output) + ".*.rcgu.o")) if output else []
-            if found:
+            if len(found) > want:
+                # A failed build before this one left its codegen units too: the newest are this link's.
+                newest = sorted(found, key=lambda p: (os.path.getmtime(p), p), reverse=True)[:want]
+                notes.append(f"rustc omitted {want} object file(s); {len(found)} codegen units lie next to "
+                             f"{os.path.basename(output or '')} (stale ones of an earlier build among them): "
+                             f"using the {want} newest")
+                out.extend(sorted(newest))
+            elif found:
                 notes.append(f"rustc omitted {want} object file(s); using the {len(found)} codegen "
                              f"unit(s) next to {os.path.basename(output or '')}")
                 out.extend(found)
@@ -100,17 +129,22 @@ def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str]) -> 
 
 
 def _rustc(lines: list[str], env: Mapping[str, str]) -> LogLink | None:
+    toolchain = next((m.group(1) or m.group(2) for line in lines for m in [_TOOLCHAIN.search(line)] if m), None)
     for i, line in enumerate(lines):
         m = _RUST_NOTE.search(line)
+        origin = "rustc linker note"
+        if not m:
+            m = _RUST_ARGS.match(line)
+            origin = "rustc --print link-args"
         if not m:
             continue
         words = strip_env_assignments(split_quoted(m.group(1)))
         if not words or not (is_driver_name(os.path.basename(words[0])) or linker_from_program(words[0], env)):
             continue
         notes: list[str] = []
-        argv = expand_rustc(words, notes, env)
+        argv = expand_rustc(words, notes, env, toolchain)
         reported = tuple(x.strip().removeprefix("= note:").strip() for x in lines[i + 1:] if _is_error(x))
-        return LogLink(tuple(argv), None, "rustc linker note", tuple(notes), reported)
+        return LogLink(tuple(argv), None, origin, tuple(notes), reported)
     return None
 
 
@@ -150,16 +184,25 @@ def _build_tool(lines: list[str], cwd: str | None, env: Mapping[str, str]) -> Lo
     for i, line in enumerate(lines[:first_error + 1]):
         m = _ENTERING.search(line)
         if m:
-            where = m.group(1)
+            # make prints absolute directories; `ninja -C build` the relative one it was given,
+            # which is relative to where ninja ran: the --cwd base (default the log's directory).
+            where = _relative_to(cwd, m.group(1))
             continue
         words, cd = _shell_words(line)
         if _links(words, env):
-            best = (words, cd or where, i)
+            best = (words, _relative_to(where, cd) if cd else where, i)
     if best is None:
         return None
     words, run_dir, at = best
     reported = tuple(x.strip() for x in lines[at + 1:] if _is_error(x))
     return LogLink(tuple(words), run_dir, "build-tool command", (), reported)
+
+
+def _relative_to(base: str | None, directory: str) -> str:
+    """`directory` as the build saw it, from `base` when it is relative."""
+    if os.path.isabs(directory) or base is None:
+        return directory
+    return os.path.normpath(os.path.join(base, directory))
 
 
 def find_link_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> LogLink:
