@@ -104,7 +104,7 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
         from ldscope.fixes import confirm as run_confirm
 
         confirmation, fixes = run_confirm(line.argv, sim.policy.name, line.cwd, sim.links, fixes,
-                                          sim.environment.variables)
+                                          sim.environment.variables, line.program_for(sim.policy.name))
     notes = [*line.notes, *sim.resolved.notes,
              f"default search directories: {sim.resolved.default_dirs_source}", *backref_notes(sim)]
     partial_reasons = [e.message for e in errors if e.kind in _PARTIAL_KINDS]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
@@ -86,8 +87,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
                 where = base  # the log's absolute directory is another machine's: --cwd stands for it
             line = resolve_link_line(list(found.argv), cwd=where, linker=linker,
                                      use_driver=not no_driver, source="log")
-            line = type(line)(line.argv, line.original, line.cwd, line.linker, line.linker_program,
-                              line.source, (*found.notes, *line.notes, *_log_notes(found)))
+            line = dataclasses.replace(line, notes=(*found.notes, *line.notes, *_log_notes(found)))
         else:
             line = resolve_link_line(list(command), cwd=cwd, linker=linker, use_driver=not no_driver,
                                      compile_into=scratch.name if scratch is not None else None)

@@ -115,7 +115,7 @@ class LinkExplainer:
         detail = e.detail
         if e.kind == LinkErrorKind.MISSING_INPUT and e.input_seq in self.inputs:
             detail = self.inputs[e.input_seq].detail or detail
-        message = word(sim.policy.name, sim.line.linker_program, e.kind, shown_sym, ref_name,
+        message = word(sim.policy.name, sim.line.message_program(sim.policy.name), e.kind, shown_sym, ref_name,
                        other_name, detail, sim.environment.variables)
         defs: tuple[Definition, ...] = ()
         misses: tuple[NearMiss, ...] = ()

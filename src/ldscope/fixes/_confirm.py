@@ -19,9 +19,12 @@ PROGRAMS = {"bfd": "ld.bfd", "gold": "ld.gold", "lld": "ld.lld", "mold": "mold"}
 TIMEOUT = 300
 
 
-def runnable_argv(argv: tuple[str, ...], linker: str, out: str, env: Mapping[str, str]) -> list[str] | None:
-    """The line with the real linker program, its output in `out`, plugin options dropped."""
-    program = find_program(PROGRAMS[linker], env) or (find_program("ld", env) if linker == "bfd" else None)
+def runnable_argv(argv: tuple[str, ...], linker: str, out: str, env: Mapping[str, str],
+                  program: str | None = None) -> list[str] | None:
+    """The line with the real linker program (the line's own, e.g. a cross toolchain's ld,
+    when given), its output in `out`, plugin options dropped."""
+    if program is None or os.path.basename(program) == "collect2" or not os.path.exists(program):
+        program = find_program(PROGRAMS[linker], env) or (find_program("ld", env) if linker == "bfd" else None)
     if program is None:
         return None
     words: list[str] = [program]
@@ -36,13 +39,13 @@ def runnable_argv(argv: tuple[str, ...], linker: str, out: str, env: Mapping[str
     return [*words, "-o", out]
 
 
-def run_linker(argv: tuple[str, ...], linker: str, cwd: str, env: Mapping[str, str] | None = None
-               ) -> tuple[int | None, str]:
+def run_linker(argv: tuple[str, ...], linker: str, cwd: str, env: Mapping[str, str] | None = None,
+               program: str | None = None) -> tuple[int | None, str]:
     """(exit status or None if it could not run, stderr tail), run in environment `env`
     (default: the process environment)."""
     env = environment_or_process(env)
     with tempfile.TemporaryDirectory(prefix="ldscope-confirm-") as tmp:
-        words = runnable_argv(argv, linker, os.path.join(tmp, "out"), env)
+        words = runnable_argv(argv, linker, os.path.join(tmp, "out"), env, program)
         if words is None:
             return None, f"{PROGRAMS[linker]} is not installed"
         try:
@@ -54,15 +57,18 @@ def run_linker(argv: tuple[str, ...], linker: str, cwd: str, env: Mapping[str, s
 
 
 def confirm(argv: tuple[str, ...], linker: str, cwd: str, predicted_links: bool,
-            fixes: tuple[Fix, ...], env: Mapping[str, str]) -> tuple[Confirmation, tuple[Fix, ...]]:
-    """Run the original line and every fix that links alone (or in combination)."""
-    status, err = run_linker(argv, linker, cwd, env)
+            fixes: tuple[Fix, ...], env: Mapping[str, str], program: str | None = None,
+            ) -> tuple[Confirmation, tuple[Fix, ...]]:
+    """Run the original line and every fix that links alone (or in combination), with the
+    line's own linker binary when known (`program`)."""
+    status, err = run_linker(argv, linker, cwd, env, program)
     links = None if status is None else status == 0
     agrees = None if links is None else links == predicted_links
-    conf = Confirmation(PROGRAMS[linker], status, links, agrees, err.strip())
+    conf = Confirmation(program if program and os.path.basename(program) != "collect2" else PROGRAMS[linker],
+                        status, links, agrees, err.strip())
     checked: list[Fix] = []
     for f in fixes:
-        rc, _ = run_linker(f.argv, linker, cwd, env)
+        rc, _ = run_linker(f.argv, linker, cwd, env, program)
         # confirmed: the real linker does what was predicted for this line (links or not).
         checked.append(replace(f, confirmed=None if rc is None else (rc == 0) == f.fixes_alone))
     return conf, tuple(checked)

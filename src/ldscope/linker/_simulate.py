@@ -59,7 +59,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
     parsed = parse_linker_argv(words)
     opts = parsed.options
     kind = output_kind(opts)
-    dirs, source = default_dirs(policy.name, line.linker_program, opts.emulation, opts.sysroot,
+    dirs, source = default_dirs(policy.name, line.program_for(policy.name), opts.emulation, opts.sysroot,
                                 opts.nostdlib, environment.variables)
     resolved = resolve_inputs(parsed.items, opts, line.cwd, dirs, source, environment.cache)
     script_dirs = dirs if policy.name == "bfd" else ()

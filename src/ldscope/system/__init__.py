@@ -76,6 +76,7 @@ from ldscope.system._python import (
 from ldscope.system._toolchain import (
     bfd_script_search_dirs,
     driver_dry_run,
+    driver_query,
     find_program,
     gold_search_dirs,
     ld_so_conf_dirs,
@@ -111,6 +112,7 @@ __all__ = [
     "default_search_dirs",
     "describe_environment",
     "driver_dry_run",
+    "driver_query",
     "environment_of_interpreter",
     "environment_or_process",
     "extension_tag_of",

@@ -94,6 +94,21 @@ def driver_dry_run(argv: list[str], cwd: str, env: Mapping[str, str]) -> tuple[s
     return proc.stderr, ""
 
 
+def driver_query(program: str, option: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The one line a driver prints for a query option (`-print-prog-name=ld`,
+    `-print-sysroot`): nothing is compiled or linked; None if it cannot be asked."""
+    exe = find_program(program, env)
+    if exe is None or not os.path.exists(exe):
+        return None
+    try:
+        proc = subprocess.run([exe, option], cwd=cwd, capture_output=True, text=True, timeout=DRIVER_TIMEOUT,
+                              env=dict(env), errors="surrogateescape")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    answer = proc.stdout.strip()
+    return answer if proc.returncode == 0 and answer and "\n" not in answer else None
+
+
 COMPILE_TIMEOUT = 600
 
 

@@ -20,7 +20,7 @@ from ldscope.linker.frontend._driver import (
     fallback_linker_argv,
     is_driver_name,
 )
-from ldscope.system import driver_dry_run, environment_or_process, find_program, run_compiler
+from ldscope.system import driver_dry_run, driver_query, environment_or_process, find_program, run_compiler
 
 LINKERS = ("bfd", "gold", "lld", "mold")
 _MAX_RESPONSE_DEPTH = 16
@@ -60,6 +60,24 @@ class LinkLine:
     linker_program: str
     source: str  # "linker" | "driver" | "driver-fallback" | "log"
     notes: tuple[str, ...]
+    # The linker binary the line really runs: collect2's `ld` as the driver names it
+    # (`-print-prog-name`, e.g. a cross toolchain's aarch64-linux-gnu/bin/ld), or the
+    # linker program itself found on PATH; None when unknown.
+    linker_path: str | None = None
+
+    def program_for(self, linker: str) -> str:
+        """The program that runs when this line is linked with `linker`: the line's own
+        binary when it is that linker, else the line's program (its name decides)."""
+        if self.linker_path is not None and linker_from_program(self.linker_path) == linker:
+            return self.linker_path
+        return self.linker_program
+
+    def message_program(self, linker: str) -> str:
+        """How the linker names itself in its messages: its argv[0] as run (collect2 runs
+        the binary by the driver's full path; a linker line by the word written)."""
+        if os.path.basename(self.linker_program) == "collect2":
+            return self.program_for(linker)
+        return self.linker_program
 
 
 def split_quoted(text: str) -> list[str]:
@@ -209,6 +227,7 @@ def resolve_link_line(
         )
     chosen_from = "linker"
     ld_argv: list[str]
+    linker_path: str | None = None
     if kind == "driver":
         plan = driver_plan(words)
         if plan.stops_before_link is not None:
@@ -233,6 +252,8 @@ def resolve_link_line(
             ld_argv = found
             chosen_from = "driver"
             notes.append(f"link line obtained from `{os.path.basename(program)} -###` (dry run)")
+            if os.path.basename(found[0]) == "collect2":
+                linker_path = _collect2_linker(words, linker or _fuse_ld(words), where, variables)
         else:
             ld_argv, fallback_notes = fallback_linker_argv(words)
             chosen_from = "driver-fallback"
@@ -240,13 +261,24 @@ def resolve_link_line(
             notes.extend(fallback_notes)
     else:
         ld_argv = words
+        linker_path = find_program(program, variables) if os.path.basename(program) != "collect2" else None
     name = linker or _fuse_ld(ld_argv) or _fuse_ld(words) or linker_from_program(ld_argv[0], variables) or "bfd"
     if name not in LINKERS:
         raise CommandLineError(f"unknown linker {name!r} (choose one of {', '.join(LINKERS)})")
     return LinkLine(
         argv=tuple(ld_argv), original=tuple(argv), cwd=where, linker=name,
-        linker_program=ld_argv[0], source=source or chosen_from, notes=tuple(notes),
+        linker_program=ld_argv[0], source=source or chosen_from, notes=tuple(notes), linker_path=linker_path,
     )
+
+
+def _collect2_linker(words: list[str], fuse: str | None, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The program collect2 runs for this driver: `DRIVER -print-prog-name=ld` (or ld.bfd,
+    ld.gold, ... with -fuse-ld), a query like -###; a bare name is looked up on PATH."""
+    name = "ld" if fuse in (None, "bfd") and not any(w == "-fuse-ld=bfd" for w in words) else f"ld.{fuse}"
+    answer = driver_query(words[0], f"-print-prog-name={name}", cwd, env)
+    if not answer:
+        return None
+    return answer if "/" in answer else find_program(answer, env)
 
 
 def _link_step(words: list[str], plan: DriverPlan, cwd: str, env: Mapping[str, str]) -> tuple[str, ...]:

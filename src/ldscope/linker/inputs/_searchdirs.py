@@ -33,12 +33,20 @@ def default_dirs(linker: str, program: str, emulation: str | None, sysroot: str 
     if nostdlib:
         return (), "-nostdlib: only -L directories"
     if linker == "bfd":
-        dirs, source = bfd_script_search_dirs(program if "bfd" in program else "ld.bfd", emulation, env)
+        # The line's own GNU ld (a cross toolchain's has its own SEARCH_DIRs), else the host's.
+        own = os.path.basename(program) not in ("collect2",) and _is_gnu_ld(program)
+        dirs, source = bfd_script_search_dirs(program if own else "ld.bfd", emulation, env)
         return tuple(with_sysroot(d, sysroot) for d in dirs), source
     if linker == "gold":
         root = sysroot or ""
         return tuple(root + d for d in gold_search_dirs(emulation)), "gold's built-in directories (Debian 12 binutils)"
     return (), f"{linker} has no built-in directories: only -L"
+
+
+def _is_gnu_ld(program: str) -> bool:
+    """ld, ld.bfd, TARGET-ld, TARGET-ld.bfd (not gold, lld or mold)."""
+    base = os.path.basename(program)
+    return base in ("ld", "ld.bfd") or base.endswith(("-ld", "-ld.bfd"))
 
 
 def expand_origin(path: str, origin_file: str) -> str:
