@@ -309,6 +309,21 @@ class ElfFile:
         secs = self.sections_of_type(C.SHT_DYNAMIC)
         return self.sections[secs[0]] if secs else None
 
+    @cached_property
+    def section_dynamic(self) -> DynamicInfo | None:
+        """The `.dynamic` section decoded on its own (what readelf shows when there is no
+        PT_DYNAMIC); None when dynamic_section_unused is None. Never what the loader uses."""
+        sec = self.dynamic_section_unused
+        if sec is None or sec.type == C.SHT_NOBITS:
+            return None
+        dtype = self.dtypes["dyn"]
+        entries = self.array(sec.offset, dtype, sec.size // dtype.itemsize, ".dynamic section")
+        link = self.sections[sec.link] if 0 < sec.link < len(self.sections) else None
+        if link is None or link.type == C.SHT_NOBITS:
+            return None
+        strings = self.string_table(link.offset, link.size, ".dynamic strings")
+        return decode_dynamic(entries, strings.get)
+
     @property
     def has_pt_dynamic(self) -> bool:
         """True if a PT_DYNAMIC program header exists (what ld.so reads the dynamic info by)."""

@@ -151,6 +151,9 @@ def elf_info(elf: ElfFile, path: str) -> ElfInfo:
     """Summarise an open ELF file (what cannot be read is named in `warnings`)."""
     warnings: list[str] = []
     dyn = _part(warnings, "dynamic section", lambda: elf.dynamic)
+    if dyn is None and elf.dynamic_section_unused is not None:
+        # Shown as readelf shows it, and marked: the loader never reads it (no PT_DYNAMIC).
+        dyn = _part(warnings, ".dynamic section", lambda: elf.section_dynamic)
     dynsym = _part(warnings, "dynamic symbol table", lambda: elf.dynsym)
     defined = undefined = 0
     if dynsym is not None and len(dynsym):
