@@ -80,6 +80,7 @@ class ElfInfo:
     separate_debug: bool = False  # a separate debug file: no code, no dynamic section
     lazy_binding_applies: bool = True  # False where "binding" means nothing (static, .o, core)
     dynamic_section_unused: bool = False  # a .dynamic section ld.so never reads (no PT_DYNAMIC)
+    dynamic_section_needed: tuple[str, ...] = ()  # that section's DT_NEEDED (not the loader's)
     warnings: tuple[str, ...] = ()  # parts that could not be read, each named
     segments: tuple[SegmentInfo, ...] = ()
     section_list: tuple[SectionInfo, ...] = ()
@@ -151,9 +152,8 @@ def elf_info(elf: ElfFile, path: str) -> ElfInfo:
     """Summarise an open ELF file (what cannot be read is named in `warnings`)."""
     warnings: list[str] = []
     dyn = _part(warnings, "dynamic section", lambda: elf.dynamic)
-    if dyn is None and elf.dynamic_section_unused is not None:
-        # Shown as readelf shows it, and marked: the loader never reads it (no PT_DYNAMIC).
-        dyn = _part(warnings, ".dynamic section", lambda: elf.section_dynamic)
+    # A .dynamic section the loader never reads (no PT_DYNAMIC; readelf -d shows none either).
+    unused = _part(warnings, ".dynamic section", lambda: elf.section_dynamic) if dyn is None else None
     dynsym = _part(warnings, "dynamic symbol table", lambda: elf.dynsym)
     defined = undefined = 0
     if dynsym is not None and len(dynsym):
@@ -205,6 +205,7 @@ def elf_info(elf: ElfFile, path: str) -> ElfInfo:
         separate_debug=elf.is_separate_debug,
         lazy_binding_applies=loadable and dyn is not None and not elf.is_separate_debug,
         dynamic_section_unused=elf.dynamic_section_unused is not None,
+        dynamic_section_needed=unused.needed if unused is not None else (),
         warnings=tuple(elf.warnings) + tuple(warnings),
         segments=tuple(_segments(elf)),
         section_list=tuple(SectionInfo(s.index, s.name, _SECTION_TYPES.get(s.type, f"{s.type:#x}"), s.addr, s.offset, s.size)

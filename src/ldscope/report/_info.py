@@ -39,7 +39,9 @@ def _elf(info: ElfInfo, verbose: bool = False) -> str:
             "section (the loader cannot load it; symbols --all lists its .symtab)")
     if info.dynamic_section_unused:
         _kv(lines, "dynamic section", "a .dynamic section but no PT_DYNAMIC: the loader does not read it "
-            "(ld.so: \"object file has no dynamic section\"); what follows is that section's")
+            "(ld.so: \"object file has no dynamic section\")")
+        if info.dynamic_section_needed:
+            _kv(lines, "  its NEEDED", " ".join(info.dynamic_section_needed) + " (never loaded)")
     if info.interpreter:
         _kv(lines, "interpreter", info.interpreter)
     if info.soname:
