@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ldscope.analysis._link_results import InputSummary, LinkReport, TraceEntry
-from ldscope.explain import LinkError, LinkExplainer
+from ldscope.explain import LinkError, LinkExplainer, trace_symbol
 from ldscope.fixes import evaluate
 from ldscope.linker import Simulation, link_environment, simulate_argv
 from ldscope.linker.frontend import LinkLine, resolve_link_line
@@ -94,7 +94,7 @@ def backref_notes(sim: Simulation) -> list[str]:
 
 
 def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool = False,
-                 confirm: bool = False, search: bool = True) -> LinkReport:
+                 confirm: bool = False, search: bool = True, why: Sequence[str] = ()) -> LinkReport:
     """Simulate, explain, and (if asked) find and confirm fixes."""
     sim = simulate_argv(line, environment=link_environment(env))
     errors: tuple[LinkError, ...] = LinkExplainer(sim, search=search).explain()
@@ -122,6 +122,7 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
         errors=tuple(e for e in errors if e.kind != LinkErrorKind.UNDEFINED_WARNING),
         warnings=tuple(dict.fromkeys(warnings)), notes=tuple(dict.fromkeys(notes)), fixes=fixes,
         trace=trace, inputs=_inputs(sim), confirmation=confirmation,
+        why=tuple(trace_symbol(sim, name) for name in why),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ldscope.explain import LinkError
+from ldscope.explain import LinkError, SymbolTrace
 from ldscope.fixes import Confirmation, Fix
 
 
@@ -50,3 +50,4 @@ class LinkReport:
     trace: tuple[TraceEntry, ...]
     inputs: tuple[InputSummary, ...]
     confirmation: Confirmation | None = None
+    why: tuple[SymbolTrace, ...] = ()  # --why SYMBOL

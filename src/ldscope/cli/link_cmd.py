@@ -35,13 +35,18 @@ from ldscope.cli.common import (
               help="For a command that compiles sources and links them (gcc h.c -o h): run YOUR "
                    "compiler with -c on each source into a temporary directory first, then predict "
                    "the link. Without it such a command is reported, not predicted (exit 2).")
+@click.option("--why", "why", multiple=True, metavar="SYMBOL",
+              help="Trace SYMBOL (like ld -y): every input that defines or references it, which "
+                   "definition wins and why, and how each library got into the link (command line, a "
+                   "script's AS_NEEDED, another library's DT_NEEDED). Repeatable; also in JSON.")
 @click.option("--no-driver", is_flag=True,
               help="Do not ask the compiler driver (-###); use documented defaults.")
 @click.option("--no-search", is_flag=True,
               help="Do not look through the search path for libraries that define missing symbols.")
 @output_options(("text", "json", "sarif"))
 def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd: str | None,
-         fix: bool, ablate: bool, confirm: bool, compile_first: bool, no_driver: bool, no_search: bool,
+         fix: bool, ablate: bool, confirm: bool, compile_first: bool, why: tuple[str, ...], no_driver: bool,
+         no_search: bool,
          output_format: str, output: str | None, verbose: bool) -> None:
     """Predict whether a link succeeds, without linking.
 
@@ -50,6 +55,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     ldscope link --linker lld --fix -- ld.bfd @link.rsp
     ldscope link --from-log build.log --format json
     ldscope link --compile -- gcc main.c util.c -lm -o app
+    ldscope link --why __stack_chk_guard -- aarch64-linux-gnu-gcc main.o -lc libx.a -o app
 
     A command that only compiles (-c, -S, -E) is not a link (exit 2). One that compiles
     sources and links them is reported with the driver's link step (exit 2): its objects do
@@ -91,7 +97,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
         else:
             line = resolve_link_line(list(command), cwd=cwd, linker=linker, use_driver=not no_driver,
                                      compile_into=scratch.name if scratch is not None else None)
-        report = build_report(line, fix=fix or ablate, confirm=confirm, search=not no_search)
+        report = build_report(line, fix=fix or ablate, confirm=confirm, search=not no_search, why=why)
     except CompilesFirstError as exc:
         diagnose("link", str(exc))
         if exc.link_step:

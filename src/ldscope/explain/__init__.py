@@ -12,6 +12,7 @@ from ldscope.explain._load_index import SharedIndex
 
 if TYPE_CHECKING:
     from ldscope.explain._link import LinkExplainer
+    from ldscope.explain._why import SymbolInput, SymbolTrace, trace_symbol
 
 
 def __getattr__(name: str) -> Any:
@@ -20,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from ldscope.explain._link import LinkExplainer
 
         return LinkExplainer
+    if name in ("SymbolInput", "SymbolTrace", "trace_symbol"):
+        from ldscope.explain import _why
+
+        return getattr(_why, name)
     raise AttributeError(f"module 'ldscope.explain' has no attribute {name!r}")
 
 
@@ -33,8 +38,11 @@ __all__ = [
     "NearMissFinder",
     "ReportExplainer",
     "SharedIndex",
+    "SymbolInput",
+    "SymbolTrace",
     "cause_of",
     "explain",
     "group_by_cause",
     "problem_key",
+    "trace_symbol",
 ]

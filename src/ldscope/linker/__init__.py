@@ -12,11 +12,17 @@ from __future__ import annotations
 from ldscope.linker._environment import LinkEnvironment, link_environment
 from ldscope.linker._messages import lld_location, program_label, word
 from ldscope.linker._simulate import Simulation, engine_class, simulate_argv
+from ldscope.linker._symbol_kinds import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK
 from ldscope.linker.engines import POLICIES, Policy
 from ldscope.linker.frontend import CommandLineError, LinkLine, find_link_in_log, resolve_link_line
 
 __all__ = [
+    "COMMON",
     "POLICIES",
+    "SHARED",
+    "SHARED_WEAK",
+    "STRONG",
+    "WEAK",
     "CommandLineError",
     "LinkEnvironment",
     "LinkLine",

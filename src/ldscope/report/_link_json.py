@@ -6,7 +6,7 @@ from typing import Any
 
 from ldscope import __version__
 from ldscope.analysis import InputSummary, LinkReport, TraceEntry
-from ldscope.explain import Definition, LinkError
+from ldscope.explain import Definition, LinkError, SymbolTrace
 from ldscope.fixes import Confirmation, Edit, Fix
 from ldscope.vocab import NearMiss
 
@@ -26,7 +26,15 @@ def link_json(report: LinkReport) -> dict[str, Any]:
         "trace": [_trace_json(t) for t in report.trace],
         "inputs": [_input_json(i) for i in report.inputs],
         "confirmation": _confirmation_json(report.confirmation) if report.confirmation else None,
+        "why": [_why_json(t) for t in report.why],
     }
+
+
+def _why_json(t: SymbolTrace) -> dict[str, Any]:
+    return {"symbol": t.symbol, "demangled": t.demangled, "keys": list(t.keys), "winner": t.winner,
+            "why": t.why, "inputs": [{"file": i.file, "argument_index": i.argument_index, "role": i.role,
+                                      "detail": i.detail, "in_link": i.in_link, "how_in_link": i.how_in_link}
+                                     for i in t.inputs]}
 
 
 def _error_json(e: LinkError) -> dict[str, Any]:

@@ -42,11 +42,26 @@ def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = F
     lines += _errors(report, verbose)
     lines += _fixes(report, verbose, ablate)
     lines += _confirmation(report)
+    lines += _why(report)
     if verbose:
         lines += _trace(report)
     lines += [f"warning: {w}" for w in report.warnings]
     lines += [f"note: {n}" for n in report.notes if verbose or "only because" in n or "partial" in n]
     return "\n".join(lines) + "\n"
+
+
+def _why(report: LinkReport) -> list[str]:
+    """--why SYMBOL: who defines and references it, the winner and how each got in."""
+    lines: list[str] = []
+    for t in report.why:
+        name = f"{t.symbol} [{t.demangled}]" if t.demangled else t.symbol
+        lines += ["", f"why {name}: " + (f"bound to {t.winner}" if t.winner else "no definition is used")]
+        lines.append(f"  {t.why}")
+        for i in t.inputs:
+            where = f" (argument {i.argument_index})" if i.argument_index is not None else ""
+            lines.append(f"  - {i.file}{where} {i.role} it ({i.detail})")
+            lines.append(f"      in the link: {i.how_in_link}" if i.in_link else f"      {i.how_in_link}")
+    return lines
 
 
 def _verdict(report: LinkReport, verbose: bool) -> list[str]:

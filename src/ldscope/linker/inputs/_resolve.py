@@ -54,6 +54,7 @@ class Input:
     tried: tuple[str, ...] = ()
     problem: LinkErrorKind | None = None  # MISSING_INPUT, INCOMPATIBLE_INPUT, CORRUPT_INPUT, NOT_RECOGNIZED
     detail: str | None = None
+    script_as_needed: bool = False  # inside a linker script's AS_NEEDED(...)
 
     @property
     def display(self) -> str:
@@ -155,7 +156,7 @@ class _Resolver:
 
     def add(self, spec: str, path: str | None, position: int, state: _State, *, via: str | None = None,
             searched: bool = False, tried: tuple[str, ...] = (), as_needed: bool | None = None,
-            depth: int = 0) -> None:
+            depth: int = 0, script_as_needed: bool = False) -> None:
         """Add one input (expanding scripts in place)."""
         if path is None:
             self.emit(Input(self.seq, position, spec, None, None, problem=LinkErrorKind.MISSING_INPUT,
@@ -183,7 +184,8 @@ class _Resolver:
         self.emit(Input(self.seq, position, spec, path, facts, as_needed=flagged_needed,
                         whole_archive=state.whole_archive, copy_dt_needed=state.copy_dt_needed,
                         static_only=state.static_only, groups=tuple(self.groups),
-                        found_by_search=searched, tried=tried, problem=problem, detail=detail), state)
+                        found_by_search=searched, tried=tried, problem=problem, detail=detail,
+                        script_as_needed=script_as_needed), state)
 
     def emit(self, item: Input, state: _State) -> None:
         self.events.append(item)
@@ -220,11 +222,11 @@ class _Resolver:
             if entry.is_library_flag:
                 found, tried = self.search_library(entry.name, state.static_only, f"-l{entry.name}")
                 self.add(label, found, position, state, via=path, searched=True, tried=tuple(tried),
-                         as_needed=entry_needed, depth=depth + 1)
+                         as_needed=entry_needed, depth=depth + 1, script_as_needed=entry.as_needed)
             else:
                 found_path, tried2 = self.script_entry(entry.name, script_dir_in_root)
                 self.add(label, found_path, position, state, via=path, tried=tuple(tried2),
-                         as_needed=entry_needed, depth=depth + 1)
+                         as_needed=entry_needed, depth=depth + 1, script_as_needed=entry.as_needed)
             nxt = script.inputs[k + 1] if k + 1 < len(script.inputs) else None
             if entry.group is not None and (nxt is None or nxt.group != entry.group):
                 gid = open_groups[entry.group]
