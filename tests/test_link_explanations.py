@@ -63,3 +63,29 @@ def test_a_library_found_by_its_flag_is_named_as_the_flag_finds_it(tmp_path: Pat
     assert len(flags) == 1 and flags[0].where.endswith("libfoo.so")
     fix = next(f for f in report.fixes if "-lfoo" in f.description)
     assert fix.fixes_alone and "libfoo.so" in fix.description
+
+
+def test_fixes_are_given_on_the_user_s_own_command_and_really_link(tmp_path: Path) -> None:
+    """An archive before its user, a missing -l: every fix that links is also written on the
+    gcc command the user typed (-Wl,… and -l… at that command's positions), and that very
+    command links with the real toolchain."""
+    (tmp_path / "foo.c").write_text("int foo(void) { return 1; }\n")
+    (tmp_path / "main.c").write_text("double sqrt(double);\nint foo(void);\n"
+                                     "int main(int c, char **v) { (void)v; return foo() + (int)sqrt(c); }\n")
+    subprocess.run(["gcc", "-c", "-fPIC", "foo.c", "main.c"], cwd=tmp_path, check=True)
+    subprocess.run(["ar", "rcs", "libf.a", "foo.o"], cwd=tmp_path, check=True)
+    words = ["gcc", "libf.a", "main.o", "-o", "app", "-lm"]
+    report = _report(words, tmp_path)
+    fixing = [f for f in report.fixes if f.fixes_alone]
+    assert len(fixing) >= 3
+    for f in fixing:
+        assert f.user_argv and f.user_argv[0] == "gcc" and f.user_links is True, f
+        assert "argument" not in (f.user_description or "")  # words of the user's command, not collect2's
+        real = subprocess.run(list(f.user_argv), cwd=tmp_path, capture_output=True, text=True)
+        assert real.returncode == 0, (f.user_description, real.stderr)
+    grouped = next(f for f in fixing if "--start-group" in f.description)
+    assert "-Wl,--start-group" in grouped.user_argv and "-Wl,--end-group" in grouped.user_argv
+    missing_m = _report(["gcc", "libf.a", "main.o", "libf.a", "-o", "app"], tmp_path)
+    add_m = next(f for f in missing_m.fixes if f.fixes_alone and "-lm" in f.description)
+    assert add_m.user_argv[-1] == "-lm" or "-lm" in add_m.user_argv
+    assert subprocess.run(list(add_m.user_argv), cwd=tmp_path).returncode == 0

@@ -110,6 +110,10 @@ def test_cargo_dropped_archive_predicted_from_log(tmp_path: Path) -> None:
     assert {(k, s) for k, s, _ in real.facts} == {("undefined-reference", "bar_value"),
                                                   ("undefined-reference", "bar_scale")}
     assert any(f.fixes_alone and "-lcbar" in f.description for f in report.fixes)
+    # The fix in a cargo user's words: build.rs's rustc-link-arg, simulated where rustc puts it.
+    cargo_fix = next(f for f in report.fixes if f.fixes_alone and "-lcbar" in f.description)
+    assert cargo_fix.user_description is not None and "cargo:rustc-link-arg=-lcbar" in cargo_fix.user_description
+    assert "-C link-arg=-lcbar" in cargo_fix.user_description and cargo_fix.user_links is True
     result = CliRunner().invoke(cli, ["link", "--from-log", str(tmp_path / "build.log"), "--format", "json"])
     assert result.exit_code == 1, result.output
     assert '"bar_value"' in result.output and '"schema": "ldscope.link/1"' in result.output

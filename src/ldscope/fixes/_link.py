@@ -11,10 +11,11 @@ and where it does not. Candidates that do not fix the link alone are tried toget
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ldscope.explain import Definition, DefinitionStatus, LinkError
 from ldscope.fixes._results import Edit, Fix
+from ldscope.fixes._user_words import user_fix
 from ldscope.linker import Simulation, simulate_argv
 from ldscope.linker.inputs import library_flag
 from ldscope.vocab import LinkErrorKind
@@ -242,7 +243,17 @@ def evaluate(sim: Simulation, errors: tuple[LinkError, ...]) -> tuple[Fix, ...]:
                          n in combo_ids, remaining, reason))
     if combo_fix is not None:
         fixes.append(combo_fix)
-    return tuple(fixes)
+    return tuple(_in_user_words(sim, f) for f in fixes)
+
+
+def _in_user_words(sim: Simulation, f: Fix) -> Fix:
+    """Attach the fix as the user types it (for fixes that link), simulated again."""
+    if not (f.fixes_alone or f.in_combination) or f.argv == sim.line.argv:
+        return f
+    found = user_fix(sim, f.edit)
+    if found is None:
+        return f
+    return replace(f, user_description=found.description, user_argv=found.argv, user_links=found.links)
 
 
 def _still_has(s: Simulation, e: LinkError) -> bool:

@@ -28,6 +28,11 @@ class Fix:
     remaining_errors: int
     reason: str
     confirmed: bool | None = None
+    # The same fix on the command the user gave (-Wl,..., -l... at its own positions, or rustc's
+    # -C link-arg=...), and whether that exact command was simulated to link.
+    user_description: str | None = None
+    user_argv: tuple[str, ...] = ()
+    user_links: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,6 +61,7 @@ def _fix_json(f: Fix) -> dict[str, Any]:
         "id": f.id, "description": f.description, "edit": [_edit_json(e) for e in f.edit],
         "argv": list(f.argv), "fixes_alone": f.fixes_alone, "in_combination": f.in_combination,
         "remaining_errors": f.remaining_errors, "reason": f.reason, "confirmed": f.confirmed,
+        "user_description": f.user_description, "user_argv": list(f.user_argv), "user_links": f.user_links,
     }
 
 

@@ -33,7 +33,11 @@ def _fix_line(f: Fix) -> str:
     mark = "✓" if f.fixes_alone else ("+" if f.in_combination else "✗")
     conf = "" if f.confirmed is None else ("  [confirmed by the real linker]" if f.confirmed
                                            else "  [the real linker disagrees]")
-    return f"  {mark} {f.id}: {f.description} — {f.reason}{conf}"
+    line = f"  {mark} {f.id}: {f.description} — {f.reason}{conf}"
+    if f.user_description:
+        checked = "links" if f.user_links else "does NOT link as written"
+        line += f"\n      in your command: {f.user_description} ({checked}):\n        {' '.join(f.user_argv)}"
+    return line
 
 
 def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = False) -> str:
