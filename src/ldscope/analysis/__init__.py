@@ -3,24 +3,32 @@ explain → fix → confirm)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from ldscope.analysis._link_results import InputSummary, LinkReport, TraceEntry
-from ldscope.analysis._load import LoadAnalysis, LoadOptions, new_analysis, open_target, simulate_load
 
 if TYPE_CHECKING:
     from ldscope.analysis._link import build_report, link_report, simulate_command
+    from ldscope.analysis._link_results import InputSummary, LinkReport, TraceEntry
+    from ldscope.analysis._load import LoadAnalysis, LoadOptions, new_analysis, open_target, simulate_load
 
-_LINK = frozenset({"build_report", "link_report", "simulate_command"})
+# name -> module: each half imported on first use (a link never needs the loader model, a
+# load or scan never the link model; `ldscope link` starts faster for it).
+_WHERE = {
+    "build_report": "_link", "link_report": "_link", "simulate_command": "_link",
+    "InputSummary": "_link_results", "LinkReport": "_link_results", "TraceEntry": "_link_results",
+    "LoadAnalysis": "_load", "LoadOptions": "_load", "new_analysis": "_load", "open_target": "_load",
+    "simulate_load": "_load",
+}  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
-    """The link analysis, imported on first use: loads and scans never need the link model."""
-    if name in _LINK:
-        from ldscope.analysis import _link
-
-        return getattr(_link, name)
-    raise AttributeError(f"module 'ldscope.analysis' has no attribute {name!r}")
+    """The module's names, each imported from its own half on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ldscope.analysis' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"ldscope.analysis.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
 
 __all__ = [
