@@ -1,43 +1,78 @@
-"""Render symbol listings as nm-like text or as JSON (schema ldscope.symbols/1)."""
+"""Render symbol listings as nm-like text, as JSON (schema ldscope.symbols/1) or as NDJSON,
+a chunk of rows at a time: the CLI writes each piece as it is produced, so a 530,000-symbol
+table is never one string. The compact JSON rows are built with one format string per row
+over the chunk's columns (names escaped a whole chunk at once), which is what makes
+`--format json` about as fast as `readelf -s`."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from json.encoder import encode_basestring_ascii as _json_str
 from typing import Any
 
 from ldscope.elf import format_versioned_name
-from ldscope.inspection import SymbolRow, TableListing
+from ldscope.inspection import RowChunk, SymbolRow, TableListing
+from ldscope.report._json import bytes_safe, has_raw_bytes, raw_hex, readable
+from ldscope.report._text_safe import needs_escape, plain_ascii, safe
 
 SYMBOLS_SCHEMA = "ldscope.symbols/1"
 
+_BLANK = " " * 16
+_PIECE_ROWS = 4096  # rows per written piece
 
+
+# ------------------------------------------------------------------------------- text
 def render_symbols_text(listings: list[TableListing], prefix_names: bool, demangle: bool, verbose: bool) -> str:
     """nm-style lines: value, letter, name[@version]; `file:` or `archive(member):` prefixed."""
-    out: list[str] = []
-    for listing in listings:
-        if listing.status != "ok":
-            continue
-        width = 16
-        prefix = f"{listing.display_name}: " if prefix_names else ""
-        for row in listing.rows:
-            out.append(prefix + _line(row, width, demangle, verbose))
-    return "\n".join(out) + ("\n" if out else "")
+    return "".join(piece for listing in listings for piece in symbols_text(listing, prefix_names, demangle, verbose))
 
 
-def _line(row: SymbolRow, width: int, demangle: bool, verbose: bool) -> str:
-    value = " " * width if not row.defined else f"{row.value:0{width}x}"
-    shown = row.demangled if demangle and row.demangled else row.name
-    hidden = row.version_hidden or row.version_file is not None  # verneed versions print with @
-    name = format_versioned_name(shown, row.version, row.defined, hidden)
-    if row.version is not None and shown != row.name and row.name == row.version:
-        name = shown
+def symbols_text(listing: TableListing, prefix_names: bool, demangle: bool, verbose: bool) -> Iterator[str]:
+    """The nm-style lines of one listing, a chunk at a time (each piece ends in a newline)."""
+    if listing.status != "ok":
+        return
+    prefix = f"{safe(listing.display_name)}: " if prefix_names else ""
+    for chunk in listing.chunks():
+        if len(chunk):
+            yield "\n".join(_lines(chunk, prefix, demangle, verbose)) + "\n"
+
+
+def _shown_names(chunk: RowChunk, demangle: bool) -> list[str]:
+    """Each row's printed name: demangled if asked, with its version as nm prints it."""
+    names = chunk.name
+    shown = [d or n for n, d in zip(names, chunk.demangled)] if demangle and chunk.demangled else names
+    if chunk.version is not None:
+        hidden = chunk.version_hidden or [False] * len(names)
+        files = chunk.version_file or [None] * len(names)
+        out = []
+        for s, n, v, h, f, shndx in zip(shown, names, chunk.version, hidden, files, chunk.section_index):
+            if v is None or (s != n and n == v):
+                out.append(s)
+            else:
+                out.append(format_versioned_name(s, v, shndx != 0, h or f is not None))
+        shown = out
+    if needs_escape(shown):
+        shown = [safe(s) for s in shown]
+    return shown
+
+
+def _lines(chunk: RowChunk, prefix: str, demangle: bool, verbose: bool) -> list[str]:
+    names = _shown_names(chunk, demangle)
+    values = [f"{v:016x}" if s else _BLANK for v, s in zip(chunk.value, chunk.section_index)]
     if verbose:
-        return (
-            f"{value} {row.nm_code} {row.size:>8} {row.bind:<6} {row.type:<7} "
-            f"{row.visibility:<9} {name}"
-        )
-    return f"{value} {row.nm_code} {name}"
+        return [
+            f"{prefix}{v} {c} {size:>8} {b:<6} {t:<7} {vis:<9} {n}"
+            for v, c, size, b, t, vis, n in zip(
+                values, chunk.nm_code, chunk.size, chunk.bind, chunk.type, chunk.visibility, names
+            )
+        ]
+    if prefix:
+        return [f"{prefix}{v} {c} {n}" for v, c, n in zip(values, chunk.nm_code, names)]
+    return [f"{v} {c} {n}" for v, c, n in zip(values, chunk.nm_code, names)]
 
 
+# ------------------------------------------------------------------------------- JSON
 def row_json(row: SymbolRow) -> dict[str, Any]:
     """One symbol as a JSON object."""
     return {
@@ -58,21 +93,167 @@ def row_json(row: SymbolRow) -> dict[str, Any]:
     }
 
 
+def _table_json(listing: TableListing) -> dict[str, Any]:
+    return {
+        "file": listing.file,
+        "member": listing.member,
+        "table": listing.table,
+        "status": listing.status,
+        "reason": listing.reason,
+        "searched": listing.searched,
+    }
+
+
 def symbols_json(listings: list[TableListing], errors: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON document for `ldscope symbols`."""
+    """The JSON document for `ldscope symbols`, as one object (small listings; the CLI
+    streams it with `symbols_json_stream`)."""
     return {
         "schema": SYMBOLS_SCHEMA,
-        "files": [
-            {
-                "file": listing.file,
-                "member": listing.member,
-                "table": listing.table,
-                "status": listing.status,
-                "reason": listing.reason,
-                "searched": listing.searched,
-                "symbols": [row_json(r) for r in listing.rows],
-            }
-            for listing in listings
-        ],
+        "files": [{**_table_json(x), "symbols": [row_json(r) for r in x.rows]} for x in listings],
         "errors": errors,
     }
+
+
+def _name_pieces(values: list[str], key: str) -> list[str]:
+    """Each value's JSON string content (no quotes); one holding undecodable bytes also
+    closes itself and opens `<key>_bytes` (`caf\\xe9","name_bytes":"636166e9`)."""
+    if not values:
+        return []
+    whole = "".join(values)
+    if whole.isascii():
+        # The common case needs no escaping at all.
+        if '"' not in whole and "\\" not in whole and plain_ascii(whole):
+            return values
+        joined = "\0".join(values)
+        if "\\" not in joined:  # names never hold NUL: each \u0000 escaped is a separator
+            parts = _json_str(joined)[1:-1].split("\\u0000")
+            if len(parts) == len(values):
+                return parts
+    return [_name_piece(v, key) for v in values]
+
+
+def _name_piece(value: str, key: str) -> str:
+    if has_raw_bytes(value):
+        return f'{_json_str(readable(value))[1:-1]}","{key}_bytes":"{raw_hex(value)}'
+    return str(_json_str(value)[1:-1])
+
+
+def _literals(values: Sequence[str | None] | None, n: int, cache: dict[str | None, str]) -> list[str]:
+    """JSON literals for optional strings (null where None), each distinct value escaped once."""
+    if values is None:
+        return ["null"] * n
+    out = []
+    for v in values:
+        lit = cache.get(v)
+        if lit is None:
+            lit = json.dumps(bytes_safe(v)) if v is not None else "null"
+            cache[v] = lit
+        out.append(lit)
+    return out
+
+
+def _json_rows(chunk: RowChunk, cache: dict[str | None, str]) -> list[str]:
+    """The chunk's symbols as compact JSON objects, one string each (key order as row_json)."""
+    n = len(chunk)
+    names = _name_pieces(chunk.name, "name")
+    if chunk.demangled is None:
+        demangled = ["null"] * n
+    else:
+        demangled = ["null" if d is None else '"' + _name_piece(d, "demangled") + '"' for d in chunk.demangled]
+    if chunk.version is None:
+        # No versions (.symtab): the tail of every row is the same.
+        return [
+            f'{{"index":{i},"name":"{nm}","demangled":{dm},"value":{v},"size":{sz},"bind":"{b}",'
+            f'"type":"{t}","visibility":"{vis}","section_index":{sh},"defined":{"true" if sh else "false"},'
+            f'"nm_code":"{c}","version":null,"version_hidden":false,"version_file":null}}'
+            for i, nm, dm, v, sz, b, t, vis, sh, c in zip(
+                chunk.index, names, demangled, chunk.value, chunk.size, chunk.bind, chunk.type,
+                chunk.visibility, chunk.section_index, chunk.nm_code,
+            )
+        ]
+    versions = _literals(chunk.version, n, cache)
+    files = _literals(chunk.version_file, n, cache)
+    hidden = chunk.version_hidden or [False] * n
+    return [
+        f'{{"index":{i},"name":"{nm}","demangled":{dm},"value":{v},"size":{sz},"bind":"{b}",'
+        f'"type":"{t}","visibility":"{vis}","section_index":{sh},"defined":{"true" if sh else "false"},'
+        f'"nm_code":"{c}","version":{ver},"version_hidden":{"true" if h else "false"},"version_file":{f}}}'
+        for i, nm, dm, v, sz, b, t, vis, sh, c, ver, h, f in zip(
+            chunk.index, names, demangled, chunk.value, chunk.size, chunk.bind, chunk.type,
+            chunk.visibility, chunk.section_index, chunk.nm_code, versions, hidden, files,
+        )
+    ]
+
+
+def _pretty_rows(chunk: RowChunk, indent: str) -> list[str]:
+    return [
+        indent + json.dumps(bytes_safe(row_json(r)), indent=2).replace("\n", "\n" + indent)
+        for r in chunk.rows()
+    ]
+
+
+def symbols_json_stream(
+    listings: Iterable[TableListing], errors: Sequence[dict[str, Any]], pretty: bool = False
+) -> Iterator[str]:
+    """The `ldscope.symbols/1` document in pieces: the opening, each table and its symbols
+    a chunk at a time, then `errors` (read at the end, so the caller may fill it meanwhile)."""
+    cache: dict[str | None, str] = {}
+    if pretty:
+        yield '{\n  "schema": "' + SYMBOLS_SCHEMA + '",\n  "files": ['
+    else:
+        yield '{"schema":"' + SYMBOLS_SCHEMA + '","files":['
+    first_table = True
+    for listing in listings:
+        head = bytes_safe(_table_json(listing))
+        if pretty:
+            text = json.dumps(head, indent=2).replace("\n", "\n    ")
+            yield ("\n    " if first_table else ",\n    ") + text[:-6] + ',\n      "symbols": ['
+        else:
+            yield ("" if first_table else ",") + json.dumps(head, separators=(",", ":"))[:-1] + ',"symbols":['
+        first_table = False
+        first_row = True
+        for chunk in listing.chunks():
+            if not len(chunk):
+                continue
+            if pretty:
+                rows = _pretty_rows(chunk, "        ")
+                yield ("\n" if first_row else ",\n") + ",\n".join(rows)
+            else:
+                rows = _json_rows(chunk, cache)
+                for at in range(0, len(rows), _PIECE_ROWS):  # small pieces: less text alive at once
+                    yield ("" if first_row and not at else ",") + ",".join(rows[at : at + _PIECE_ROWS])
+            first_row = False
+        if pretty:
+            yield ("]" if first_row else "\n      ]") + "\n    }"
+        else:
+            yield "]}"
+    errs = [bytes_safe(e) for e in errors]
+    if pretty:
+        tail = json.dumps(errs, indent=2).replace("\n", "\n  ")
+        yield ("]" if first_table else "\n  ]") + ',\n  "errors": ' + tail + "\n}\n"
+    else:
+        yield '],"errors":' + json.dumps(errs, separators=(",", ":")) + "}\n"
+
+
+def symbols_ndjson_stream(listings: Iterable[TableListing], errors: list[dict[str, Any]]) -> Iterator[str]:
+    """NDJSON: per table a `{"record":"table",…}` line, then one `{"record":"symbol",…}` line
+    per symbol; an `{"record":"error",…}` line for each file that could not be read, written
+    as soon as it is known (entries appended to `errors` while the listings are iterated)."""
+    cache: dict[str | None, str] = {}
+    seen_errors = 0
+    for listing in listings:
+        while seen_errors < len(errors):
+            yield _error_line(errors[seen_errors])
+            seen_errors += 1
+        head = {"record": "table", "schema": SYMBOLS_SCHEMA, **_table_json(listing)}
+        yield json.dumps(bytes_safe(head), separators=(",", ":")) + "\n"
+        for chunk in listing.chunks():
+            if len(chunk):
+                yield "".join('{"record":"symbol",' + r[1:] + "\n" for r in _json_rows(chunk, cache))
+    while seen_errors < len(errors):
+        yield _error_line(errors[seen_errors])
+        seen_errors += 1
+
+
+def _error_line(error: dict[str, Any]) -> str:
+    return json.dumps(bytes_safe({"record": "error", **error}), separators=(",", ":")) + "\n"
