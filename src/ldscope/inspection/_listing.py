@@ -108,6 +108,7 @@ class TableListing:
     status: str  # "ok", "stripped", "no-dynamic-symbols", "error", "skipped"
     reason: str | None
     searched: int  # symbols examined before filtering
+    machine: int = 0  # e_machine (nm prints ARM Thumb function addresses without bit 0)
     source: Callable[[], Iterator[RowChunk]] = field(default=_no_chunks, repr=False, compare=False)
 
     @property
@@ -144,10 +145,11 @@ def _section_letters(elf: ElfFile) -> tuple[np.ndarray, np.ndarray]:
     debug = []
     for sec in elf.sections:
         is_debug = (not sec.flags & SHF_ALLOC and sec.name.startswith(_DEBUG_PREFIXES)) or sec.name == ".gdb_index"
-        if sec.type == C.SHT_NOBITS and sec.flags & SHF_ALLOC:
-            letters.append("B")
-        elif sec.flags & SHF_EXECINSTR:
+        # bfd's order: code first (an --only-keep-debug file's NOBITS .text is still `t`).
+        if sec.flags & SHF_EXECINSTR:
             letters.append("T")
+        elif sec.type == C.SHT_NOBITS and sec.flags & SHF_ALLOC:
+            letters.append("B")
         elif sec.flags & SHF_WRITE and sec.flags & SHF_ALLOC:
             letters.append("D")
         elif sec.flags & SHF_ALLOC:
@@ -160,7 +162,13 @@ def _section_letters(elf: ElfFile) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _nm_letters(
-    bind: np.ndarray, stype: np.ndarray, shndx: np.ndarray, letters: np.ndarray, debug: np.ndarray
+    bind: np.ndarray,
+    stype: np.ndarray,
+    shndx: np.ndarray,
+    raw_shndx: np.ndarray,
+    letters: np.ndarray,
+    debug: np.ndarray,
+    machine: int,
 ) -> str:
     """nm's letter for each symbol (bfd_decode_symclass), computed on whole arrays."""
     nsec = letters.size
@@ -168,8 +176,12 @@ def _nm_letters(
     at = np.where(inside, shndx, nsec)  # past the end: the padding slot, `?` and not debug
     code = np.append(letters, np.uint8(ord("?")))[at]
     is_debug = np.append(debug, False)[at]
-    code = np.where(shndx == C.SHN_ABS, ord("A"), code)
+    # bfd reads processor-specific reserved indices as absolute (x86-64's large common as common).
+    reserved = (raw_shndx >= 0xFF00) & (raw_shndx != 0xFFFF)
+    code = np.where(reserved, ord("A"), code)
     code = np.where(shndx == C.SHN_COMMON, ord("C"), code)
+    if machine == C.EM_X86_64:
+        code = np.where(raw_shndx == 0xFF02, ord("C"), code)
     lower = (bind == C.STB_LOCAL) & (code >= ord("A")) & (code <= ord("Z")) & ~is_debug
     code = np.where(lower, code + 32, code)
     weak = bind == C.STB_WEAK
@@ -200,22 +212,23 @@ def default_table(elf: ElfFile) -> str:
 
 
 def is_mapping_symbol(machine: int, name: str) -> bool:
-    """True for a name nm hides on this machine unless --special-syms (bfd's
-    is_target_special_symbol): ARM `$a`/`$t`/`$d`/`$<letter>` and AArch64 `$x`/`$d` (and
-    tags `$m`/`$f`/`$p`), each bare or followed by `.anything`; RISC-V `$d`, `$x`, `$x<isa>`."""
+    """True for a name nm hides on this machine unless --special-syms (binutils 2.40's
+    is_target_special_symbol): on ARM `$a`, `$t`, `$d` and any `$<lowercase letter>`, on
+    AArch64 `$x`, `$d` and the tags `$m`, `$f`, `$p`, each bare or followed by `.anything`;
+    on RISC-V `$d`, `$x`, `$xrv…`, and also empty names and local labels (`.L…`)."""
+    if machine == C.EM_RISCV:
+        return name in ("", "$d", "$x") or name.startswith(("$xrv", ".L"))
     if len(name) < 2 or name[0] != "$":
         return False
     if machine == C.EM_ARM:
         return "a" <= name[1] <= "z" and (len(name) == 2 or name[2] == ".")
     if machine == C.EM_AARCH64:
         return name[1] in "xdmfp" and (len(name) == 2 or name[2] == ".")
-    if machine == C.EM_RISCV:
-        return name in ("$d", "$x") or name.startswith(("$xrv", "$d.", "$x."))
     return False
 
 
 def _hide_mapping_symbols(elf: ElfFile, table: SymbolTable, candidates: np.ndarray) -> np.ndarray:
-    """Drop the candidates nm hides as mapping symbols (only names starting with `$` are
+    """Drop the candidates nm hides as mapping symbols (only names that may be one are
     decoded, found through their first byte)."""
     strings = table.strings
     if not strings.size or not candidates.size:
@@ -225,7 +238,8 @@ def _hide_mapping_symbols(elf: ElfFile, table: SymbolTable, candidates: np.ndarr
     valid = offs < strings.size
     first = np.zeros(offs.shape, dtype=np.uint8)
     first[valid] = raw[offs[valid]]
-    maybe = np.flatnonzero(first == ord("$"))
+    special = (first == ord("$")) | (first == 0) | (first == ord(".")) if elf.e_machine == C.EM_RISCV else first == ord("$")
+    maybe = np.flatnonzero(special)
     if not maybe.size:
         return candidates
     names = strings.get_many(offs[maybe])
@@ -268,7 +282,7 @@ def list_symbols(
     def source() -> Iterator[RowChunk]:
         return _chunks(elf, table, candidates, options, with_versions)
 
-    return TableListing(file, member, table_name, "ok", None, len(candidates), source)
+    return TableListing(file, member, table_name, "ok", None, len(candidates), elf.e_machine, source)
 
 
 def _names(elf: ElfFile, table: SymbolTable, idx: np.ndarray) -> list[str]:
@@ -358,7 +372,7 @@ def _chunks(
             type=_TYPE_LUT[stype].tolist(),
             visibility=_VIS_LUT[sub["st_other"] & 3].tolist(),
             section_index=shndx.tolist(),
-            nm_code=_nm_letters(bind, stype, shndx, letters, debug),
+            nm_code=_nm_letters(bind, stype, shndx, sub["st_shndx"], letters, debug, elf.e_machine),
             version=version,
             version_hidden=hidden,
             version_file=vfile,

@@ -20,6 +20,7 @@ SYMBOLS_SCHEMA = "ldscope.symbols/1"
 
 _BLANK = " " * 16
 _PIECE_ROWS = 4096  # rows per written piece
+_SHN_COMMON, _EM_ARM = 0xFFF2, 40
 
 
 # ------------------------------------------------------------------------------- text
@@ -33,9 +34,10 @@ def symbols_text(listing: TableListing, prefix_names: bool, demangle: bool, verb
     if listing.status != "ok":
         return
     prefix = f"{safe(listing.display_name)}: " if prefix_names else ""
+    thumb = listing.machine == _EM_ARM
     for chunk in listing.chunks():
         if len(chunk):
-            yield "\n".join(_lines(chunk, prefix, demangle, verbose)) + "\n"
+            yield "\n".join(_lines(chunk, prefix, demangle, verbose, thumb)) + "\n"
 
 
 def _shown_names(chunk: RowChunk, demangle: bool) -> list[str]:
@@ -57,9 +59,20 @@ def _shown_names(chunk: RowChunk, demangle: bool) -> list[str]:
     return shown
 
 
-def _lines(chunk: RowChunk, prefix: str, demangle: bool, verbose: bool) -> list[str]:
+def _nm_values(chunk: RowChunk, thumb: bool) -> list[str]:
+    """The value column as nm prints it: blank when undefined, a common symbol's size (bfd
+    reads st_size as its value), an ARM Thumb function's address without bit 0."""
+    values = chunk.value
+    if _SHN_COMMON in chunk.section_index:
+        values = [sz if sh == _SHN_COMMON else v for v, sz, sh in zip(values, chunk.size, chunk.section_index)]
+    if thumb:
+        values = [v & ~1 if t in ("FUNC", "IFUNC") else v for v, t in zip(values, chunk.type)]
+    return [f"{v:016x}" if s else _BLANK for v, s in zip(values, chunk.section_index)]
+
+
+def _lines(chunk: RowChunk, prefix: str, demangle: bool, verbose: bool, thumb: bool = False) -> list[str]:
     names = _shown_names(chunk, demangle)
-    values = [f"{v:016x}" if s else _BLANK for v, s in zip(chunk.value, chunk.section_index)]
+    values = _nm_values(chunk, thumb)
     if verbose:
         return [
             f"{prefix}{v} {c} {size:>8} {b:<6} {t:<7} {vis:<9} {n}"
