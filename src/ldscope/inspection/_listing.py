@@ -215,9 +215,10 @@ def is_mapping_symbol(machine: int, name: str) -> bool:
     """True for a name nm hides on this machine unless --special-syms (binutils 2.40's
     is_target_special_symbol): on ARM `$a`, `$t`, `$d` and any `$<lowercase letter>`, on
     AArch64 `$x`, `$d` and the tags `$m`, `$f`, `$p`, each bare or followed by `.anything`;
-    on RISC-V `$d`, `$x`, `$xrv…`, and also empty names and local labels (`.L…`)."""
+    on RISC-V any name starting `$d` or `$x`, and also empty names and local labels
+    (`.L…`, `..…`, `_.L_…`), as nm 2.40 checked on EM_RISCV objects."""
     if machine == C.EM_RISCV:
-        return name in ("", "$d", "$x") or name.startswith(("$xrv", ".L"))
+        return name == "" or name.startswith(("$d", "$x", ".L", "..", "_.L_"))
     if len(name) < 2 or name[0] != "$":
         return False
     if machine == C.EM_ARM:
@@ -238,7 +239,7 @@ def _hide_mapping_symbols(elf: ElfFile, table: SymbolTable, candidates: np.ndarr
     valid = offs < strings.size
     first = np.zeros(offs.shape, dtype=np.uint8)
     first[valid] = raw[offs[valid]]
-    special = (first == ord("$")) | (first == 0) | (first == ord(".")) if elf.e_machine == C.EM_RISCV else first == ord("$")
+    special = (first == ord("$")) | (first == 0) | (first == ord(".")) | (first == ord("_")) if elf.e_machine == C.EM_RISCV else first == ord("$")
     maybe = np.flatnonzero(special)
     if not maybe.size:
         return candidates
