@@ -28,6 +28,7 @@ __asm__(".text\n"
         ".section .note_other,\"\",@progbits\n" "nondebug_local: .byte 0\n"
         ".text\n");
 int f(void) { return 0; }
+int common_array[7];  /* -fcommon: nm prints its size (28) as the value */
 """
 DOLLAR_NAMES = ["$x", "$d", "$x.foo", "$d.1", "$a", "$t", "$t.x", "$m", "$b", "$xrv64i2p1", "$q", "$X", "$xy", "$"]
 
@@ -40,10 +41,10 @@ def objects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         pytest.skip("gcc or nm is not installed")
     d = tmp_path_factory.mktemp("nmletters")
     (d / "m.c").write_text(SOURCE)
-    run(["gcc", "-c", "-o", "m64.o", "m.c"], cwd=d)
+    run(["gcc", "-fcommon", "-c", "-o", "m64.o", "m.c"], cwd=d)
     built = {"x86_64": d / "m64.o"}
     try:
-        run(["gcc", "-m32", "-c", "-o", "m32.o", "m.c"], cwd=d)
+        run(["gcc", "-m32", "-fcommon", "-c", "-o", "m32.o", "m.c"], cwd=d)
     except AssertionError:
         pass  # no 32-bit support: the ARM case is skipped
     for name, src, machine in (("aarch64", "m64.o", C.EM_AARCH64), ("riscv", "m64.o", C.EM_RISCV),
@@ -91,6 +92,9 @@ def test_debug_section_symbols_are_uppercase_N(objects: dict[str, Path]) -> None
     assert letters["zdbg_local"] == "N"
     assert letters["dbg_global"] == "N"
     assert letters["nondebug_local"] == "n"  # a non-alloc section not named as debugging
+    assert letters["common_array"] == "C"
+    values = {name: value for value, _, name in ldscope_rows(str(objects["x86_64"]))}
+    assert values["common_array"] == 28  # st_size, as bfd reads a common symbol's value
 
 
 def test_mapping_symbols_hidden_per_machine(objects: dict[str, Path]) -> None:

@@ -286,6 +286,12 @@ def list_symbols(
     return TableListing(file, member, table_name, "ok", None, len(candidates), elf.e_machine, source)
 
 
+# A chunk's names are decoded from the stretch of string table they lie in when it averages
+# at most this many bytes a name: one decode and one NUL scan of the stretch (about 1.5 ns a
+# byte) beat a search and a decode per name (about 1.7 us) up to there.
+_STRETCH_BYTES_PER_NAME = 1024
+
+
 def _names(elf: ElfFile, table: SymbolTable, idx: np.ndarray) -> list[str]:
     """Names of entries `idx`. A linker writes most names in symbol order, so most of a
     chunk's names sit in one stretch of the string table: that stretch is decoded in one
@@ -299,15 +305,29 @@ def _names(elf: ElfFile, table: SymbolTable, idx: np.ndarray) -> list[str]:
     near = offs[inside]
     lo, hi = int(near.min()), int(near.max())
     end = min(strings.size, hi + len(strings.get_bytes(hi)) + 1)
-    if end - lo > near.size * 256:  # scattered: get_many chooses how to decode them
+    if end - lo > near.size * _STRETCH_BYTES_PER_NAME:  # scattered: one at a time
         return strings.get_many(offs)
-    stretch = elf.string_table(strings.start - elf.base + lo, end - lo)
+    found = _stretch_names(elf.read_bytes(strings.start - elf.base + lo, end - lo), near - lo)
     if near.size == offs.size:
-        return stretch.get_many(near - lo)
+        return found
     names = np.empty(offs.size, dtype=object)
-    names[inside] = stretch.get_many(near - lo)
+    names[inside] = found
     names[~inside] = strings.get_many(offs[~inside])
     return list(names.tolist())
+
+
+def _stretch_names(raw: bytes, offsets: np.ndarray) -> list[str]:
+    """The NUL-terminated names at `offsets` of `raw` (undecodable bytes kept with
+    surrogateescape, as StringTable decodes them)."""
+    nuls = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 0)
+    nuls = np.append(nuls, len(raw))  # an unterminated last name ends with the stretch
+    ends = nuls[np.searchsorted(nuls, offsets)]
+    # latin-1 maps byte i to character i, so byte offsets index the text directly.
+    text = raw.decode("latin-1")
+    names = [text[a:b] for a, b in zip(offsets.tolist(), ends.tolist())]
+    if not text.isascii():
+        names = [n if n.isascii() else n.encode("latin-1").decode("utf-8", "surrogateescape") for n in names]
+    return names
 
 
 def _chunks(
