@@ -9,7 +9,8 @@ Not a test. Prints wall time and peak RSS of each child process and the ratios:
   (c) one `symbols --all` over every ELF file of the pyelftools test-file corpus vs a loop of
       `readelf -sW` over them (target ≤ 1x).
 
-Every command writes to /dev/null. Wall time is the best of --repeat runs; peak RSS is the
+Every command writes to /dev/null. Wall and CPU (user + system) time are the best of --repeat
+runs (CPU time is the steadier figure on a shared machine); peak RSS is the
 child's ru_maxrss from os.wait4 (this script imports nothing heavy, so the high-water mark a
 child inherits from it at exec, ~10 MB, is below anything measured). ldscope runs from this
 checkout's src/ (PYTHONPATH) with bytecode caching on (a warm-up run writes __pycache__),
@@ -41,31 +42,35 @@ def ldscope_env() -> dict[str, str]:
     return env
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
-    """(wall seconds, peak RSS in KB) of one child process, its output to /dev/null."""
+Measured = tuple[float, int, float]  # wall seconds, peak RSS KB, CPU seconds (user + system)
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> Measured:
+    """Wall time, peak RSS and CPU time of one child process, its output to /dev/null."""
     with open(os.devnull, "wb") as null:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=null, stderr=subprocess.DEVNULL, env=env)
         _, _status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
     proc.returncode = 0  # reaped by wait4
-    return wall, usage.ru_maxrss
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
-def measure_loop(cmds: list[list[str]]) -> tuple[float, int]:
-    """(wall seconds for the whole loop, largest peak RSS in KB) of commands run one by one."""
+def measure_loop(cmds: list[list[str]]) -> Measured:
+    """The whole loop's wall and CPU time, and the largest peak RSS, of commands run in turn."""
     t0 = time.perf_counter()
-    peak = 0
+    peak, cpu = 0, 0.0
     for cmd in cmds:
-        peak = max(peak, measure(cmd)[1])
-    return time.perf_counter() - t0, peak
+        _, rss, used = measure(cmd)
+        peak, cpu = max(peak, rss), cpu + used
+    return time.perf_counter() - t0, peak, cpu
 
 
-def best(repeat: int, run: object) -> tuple[float, int]:
-    """Best wall time of `repeat` runs, with the largest peak RSS seen."""
+def best(repeat: int, run: object) -> Measured:
+    """Best wall and CPU time of `repeat` runs, with the largest peak RSS seen."""
     assert callable(run)
     results = [run() for _ in range(repeat)]
-    return min(r[0] for r in results), max(r[1] for r in results)
+    return min(r[0] for r in results), max(r[1] for r in results), min(r[2] for r in results)
 
 
 def ldscope(*args: str) -> list[str]:
@@ -73,12 +78,14 @@ def ldscope(*args: str) -> list[str]:
     return [sys.executable, "-m", "ldscope", *args]
 
 
-def report(label: str, ours: tuple[float, int], theirs: tuple[float, int], tool: str, target: str) -> None:
+def report(label: str, ours: Measured, theirs: Measured, tool: str, target: str) -> None:
+    """Both tools' figures and the ratios."""
     ratio = ours[0] / theirs[0] if theirs[0] else float("nan")
+    cpu = ours[2] / theirs[2] if theirs[2] else float("nan")
     print(f"  {label}")
-    print(f"    ldscope {ours[0]:7.2f} s  peak {ours[1] / 1024:7.1f} MB")
-    print(f"    {tool:<7} {theirs[0]:7.2f} s  peak {theirs[1] / 1024:7.1f} MB")
-    print(f"    ratio {ratio:.2f}x wall, {ours[1] / max(theirs[1], 1):.2f}x RSS   (target {target})")
+    print(f"    ldscope  {ours[0]:7.2f} s wall  {ours[2]:7.2f} s CPU  peak {ours[1] / 1024:7.1f} MB")
+    print(f"    {tool:<8} {theirs[0]:7.2f} s wall  {theirs[2]:7.2f} s CPU  peak {theirs[1] / 1024:7.1f} MB")
+    print(f"    ratio {ratio:.2f}x wall, {cpu:.2f}x CPU, {ours[1] / max(theirs[1], 1):.2f}x RSS   (target {target})")
 
 
 def is_elf(path: str) -> bool:

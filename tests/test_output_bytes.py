@@ -202,3 +202,20 @@ def test_dumps_adds_bytes_siblings() -> None:
         "needed_bytes": [None, raw.hex()],
         "ok": "x",
     }
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_link_line_with_weird_input_name(tmp_path: Path, fmt: str) -> None:
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    missing = b"main\xe9\x1b[2J.o"
+    proc = invoke([b"link", b"--format", fmt.encode(), b"--", b"gcc", b"-o", b"out", missing], "ascii-stdout")
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 1  # the input is missing: predicted to fail
+    if fmt == "text":
+        assert b"main\\xe9\\x1b[2J.o" in proc.stdout and b"\x1b" not in proc.stdout
+        return
+    doc = json.loads(proc.stdout.decode("utf-8"))
+    assert all(not any(0xD800 <= ord(c) <= 0xDFFF for c in s) for s in strings_and_keys(doc))
+    if fmt == "json":
+        assert missing in {raw for _, raw, _ in bytes_fields(doc)}
