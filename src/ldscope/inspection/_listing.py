@@ -293,26 +293,34 @@ _STRETCH_BYTES_PER_NAME = 1024
 
 
 def _names(elf: ElfFile, table: SymbolTable, idx: np.ndarray) -> list[str]:
-    """Names of entries `idx`. A linker writes most names in symbol order, so most of a
-    chunk's names sit in one stretch of the string table: that stretch is decoded in one
-    pass, and the few names elsewhere (shared with earlier symbols) one at a time."""
+    """Names of entries `idx`. A linker writes most names in symbol order, so a chunk's
+    names sit in a few stretches of the string table (most in one; names shared with
+    earlier symbols elsewhere): each dense stretch is decoded in one pass, names scattered
+    between them one at a time."""
     strings = table.strings
     offs = table.entries["st_name"][idx].astype(np.int64)
     if offs.size < 64 or int(offs.min()) < 0 or int(offs.max()) >= strings.size:
         return strings.get_many(offs)
-    lo_q, hi_q = np.quantile(offs, [0.02, 0.98])
-    inside = (offs >= lo_q) & (offs <= hi_q)
-    near = offs[inside]
-    lo, hi = int(near.min()), int(near.max())
-    end = min(strings.size, hi + len(strings.get_bytes(hi)) + 1)
-    if end - lo > near.size * _STRETCH_BYTES_PER_NAME:  # scattered: one at a time
-        return strings.get_many(offs)
-    found = _stretch_names(elf.read_bytes(strings.start - elf.base + lo, end - lo), near - lo)
-    if near.size == offs.size:
-        return found
+    order = np.argsort(offs, kind="stable")
+    ordered = offs[order]
+    # A new stretch wherever consecutive names (in table order) are more than 64 KiB apart.
+    breaks = np.flatnonzero(np.diff(ordered) > 1 << 16) + 1
+    starts = np.concatenate(([0], breaks))
+    stops = np.concatenate((breaks, [ordered.size]))
     names = np.empty(offs.size, dtype=object)
-    names[inside] = found
-    names[~inside] = strings.get_many(offs[~inside])
+    alone: list[np.ndarray] = []
+    for first, last in zip(starts.tolist(), stops.tolist()):
+        group = ordered[first:last]
+        lo, hi = int(group[0]), int(group[-1])
+        end = min(strings.size, hi + len(strings.get_bytes(hi)) + 1)
+        if last - first < 16 or end - lo > (last - first) * _STRETCH_BYTES_PER_NAME:
+            alone.append(order[first:last])
+            continue
+        raw = elf.read_bytes(strings.start - elf.base + lo, end - lo)
+        names[order[first:last]] = _stretch_names(raw, group - lo)
+    if alone:
+        where = np.concatenate(alone)
+        names[where] = strings.get_many(offs[where])
     return list(names.tolist())
 
 

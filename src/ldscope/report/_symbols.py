@@ -234,7 +234,9 @@ def symbols_json_stream(
             else:
                 rows = _json_rows(chunk, cache)
                 for at in range(0, len(rows), _PIECE_ROWS):  # small pieces: less text alive at once
-                    yield ("" if first_row and not at else ",") + ",".join(rows[at : at + _PIECE_ROWS])
+                    if not first_row or at:
+                        yield ","
+                    yield ",".join(rows[at : at + _PIECE_ROWS])
             first_row = False
         if pretty:
             yield ("]" if first_row else "\n      ]") + "\n    }"
