@@ -26,6 +26,7 @@ SONAME = b"lib" + CAFE + b".so"
 RUNPATH = b"/opt/" + CAFE + b"/" + ESC
 SYMBOL = b"fn_" + CAFE
 EVIL_SYMBOL = b"fn_" + ESC
+VERSION = CAFE + b"_1"
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +43,16 @@ def weird(tmp_path_factory: pytest.TempPathFactory) -> bytes:
         "int call_miss(void) { return miss_fn(); }\n"
     )
     (d / "miss.c").write_text("int miss_fn(void) { return 0; }\n")
+    (d / "lib.map").write_text("QCAFEQ_1 { global: fn_*; call_miss; local: *; };\n")
     run(["gcc", "-shared", "-fPIC", "-o", "libQESCQQmiss.so", "miss.c", "-Wl,-soname,libQESCQQmiss.so"], cwd=d)
     run(["gcc", "-shared", "-fPIC", "-o", "libx.so", "lib.c", "-Wl,-soname,libQCAFEQ.so",
-         "-Wl,-rpath,/opt/QCAFEQ/QESCQQ", "-L.", "-lQESCQQmiss"], cwd=d)
+         "-Wl,-rpath,/opt/QCAFEQ/QESCQQ", "-Wl,--version-script=lib.map", "-L.", "-lQESCQQmiss"], cwd=d)
     (d / "libQESCQQmiss.so").unlink()
     data = (d / "libx.so").read_bytes().replace(b"QCAFEQ", CAFE).replace(b"QESCQQ", ESC)
     (d / "libx.so").unlink()
     (d / "lib.c").unlink()
     (d / "miss.c").unlink()
+    (d / "lib.map").unlink()
     path = os.fsencode(d) + b"/" + FILE_NAME
     with open(path, "wb") as fh:
         fh.write(data)
@@ -135,6 +138,8 @@ def test_weird_bytes_everywhere(weird: bytes, tmp_path: Path, cmd: str, fmt: str
         assert b"\xe9" not in data
         assert b"\x1b" not in data
         assert b"\\x1b[31m" in data  # the ESC sequence, shown escaped
+        if cmd == "symbols":
+            assert b"fn_Qcaf\\xe9Q@@Qcaf\\xe9Q_1" in data
         return
     text = data.decode("utf-8")  # strict: the document is valid UTF-8
     docs = [json.loads(line) for line in text.splitlines()] if fmt == "ndjson" else [json.loads(text)]
@@ -151,11 +156,14 @@ def test_weird_bytes_everywhere(weird: bytes, tmp_path: Path, cmd: str, fmt: str
         assert ("name", SYMBOL, "fn_Qcaf\\xe9Q") in fields
         names = {d.get("name") for doc in docs for d in _symbol_objects(doc)}
         assert EVIL_SYMBOL.decode() in names  # valid UTF-8 (ESC included) is kept as it is
+        if cmd == "symbols":  # the dynamic table has versions
+            assert ("version", VERSION, "Qcaf\\xe9Q_1") in fields
     if cmd == "info":
         by_field = {f: b for f, b, _ in fields}
         assert by_field["soname"] == SONAME
         assert by_field["runpath"] == RUNPATH
         assert by_field["path"] == weird
+        assert by_field["versions_defined"] == VERSION
 
 
 def safe_readable(raw: bytes) -> str:

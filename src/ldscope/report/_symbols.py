@@ -151,21 +151,22 @@ def _name_piece(value: str, key: str) -> str:
     return str(_json_str(value)[1:-1])
 
 
-def _literals(values: Sequence[str | None] | None, n: int, cache: dict[str | None, str]) -> list[str]:
-    """JSON literals for optional strings (null where None), each distinct value escaped once."""
+def _literals(values: Sequence[str | None] | None, n: int, key: str, cache: dict[str | None, str]) -> list[str]:
+    """JSON literals for optional strings (null where None), each distinct value escaped once
+    (per key: one holding undecodable bytes also carries `<key>_bytes`)."""
     if values is None:
         return ["null"] * n
-    out = []
-    for v in values:
-        lit = cache.get(v)
-        if lit is None:
-            lit = json.dumps(bytes_safe(v)) if v is not None else "null"
-            cache[v] = lit
-        out.append(lit)
-    return out
+    for v in set(values) - cache.keys():
+        if v is None:
+            cache[v] = "null"
+        elif has_raw_bytes(v):
+            cache[v] = f'{json.dumps(readable(v))},"{key}_bytes":"{raw_hex(v)}"'
+        else:
+            cache[v] = json.dumps(v)
+    return list(map(cache.__getitem__, values))
 
 
-def _json_rows(chunk: RowChunk, cache: dict[str | None, str]) -> list[str]:
+def _json_rows(chunk: RowChunk, caches: dict[str, dict[str | None, str]]) -> list[str]:
     """The chunk's symbols as compact JSON objects, one string each (key order as row_json)."""
     n = len(chunk)
     names = _name_pieces(chunk.name, "name")
@@ -184,8 +185,8 @@ def _json_rows(chunk: RowChunk, cache: dict[str | None, str]) -> list[str]:
                 chunk.visibility, chunk.section_index, chunk.nm_code,
             )
         ]
-    versions = _literals(chunk.version, n, cache)
-    files = _literals(chunk.version_file, n, cache)
+    versions = _literals(chunk.version, n, "version", caches["version"])
+    files = _literals(chunk.version_file, n, "version_file", caches["version_file"])
     hidden = chunk.version_hidden or [False] * n
     return [
         f'{{"index":{i},"name":"{nm}","demangled":{dm},"value":{v},"size":{sz},"bind":"{b}",'
@@ -210,7 +211,7 @@ def symbols_json_stream(
 ) -> Iterator[str]:
     """The `ldscope.symbols/1` document in pieces: the opening, each table and its symbols
     a chunk at a time, then `errors` (read at the end, so the caller may fill it meanwhile)."""
-    cache: dict[str | None, str] = {}
+    caches: dict[str, dict[str | None, str]] = {"version": {}, "version_file": {}}
     if pretty:
         yield '{\n  "schema": "' + SYMBOLS_SCHEMA + '",\n  "files": ['
     else:
@@ -232,7 +233,7 @@ def symbols_json_stream(
                 rows = _pretty_rows(chunk, "        ")
                 yield ("\n" if first_row else ",\n") + ",\n".join(rows)
             else:
-                rows = _json_rows(chunk, cache)
+                rows = _json_rows(chunk, caches)
                 for at in range(0, len(rows), _PIECE_ROWS):  # small pieces: less text alive at once
                     if not first_row or at:
                         yield ","
@@ -254,7 +255,7 @@ def symbols_ndjson_stream(listings: Iterable[TableListing], errors: list[dict[st
     """NDJSON: per table a `{"record":"table",…}` line, then one `{"record":"symbol",…}` line
     per symbol; an `{"record":"error",…}` line for each file that could not be read, written
     as soon as it is known (entries appended to `errors` while the listings are iterated)."""
-    cache: dict[str | None, str] = {}
+    caches: dict[str, dict[str | None, str]] = {"version": {}, "version_file": {}}
     seen_errors = 0
     for listing in listings:
         while seen_errors < len(errors):
@@ -264,7 +265,7 @@ def symbols_ndjson_stream(listings: Iterable[TableListing], errors: list[dict[st
         yield json.dumps(bytes_safe(head), separators=(",", ":")) + "\n"
         for chunk in listing.chunks():
             if len(chunk):
-                yield "".join('{"record":"symbol",' + r[1:] + "\n" for r in _json_rows(chunk, cache))
+                yield "".join('{"record":"symbol",' + r[1:] + "\n" for r in _json_rows(chunk, caches))
     while seen_errors < len(errors):
         yield _error_line(errors[seen_errors])
         seen_errors += 1
