@@ -144,7 +144,7 @@ def _section_letters(elf: ElfFile) -> tuple[np.ndarray, np.ndarray]:
     letters = []
     debug = []
     for sec in elf.sections:
-        is_debug = (not sec.flags & SHF_ALLOC and sec.name.startswith(_DEBUG_PREFIXES)) or sec.name == ".gdb_index"
+        is_debug = not sec.flags & SHF_ALLOC and (sec.name.startswith(_DEBUG_PREFIXES) or sec.name == ".gdb_index")
         # bfd's order: code first (an --only-keep-debug file's NOBITS .text is still `t`).
         if sec.flags & SHF_EXECINSTR:
             letters.append("T")

@@ -1,8 +1,8 @@
 """Render symbol listings as nm-like text, as JSON (schema ldscope.symbols/1) or as NDJSON,
 a chunk of rows at a time: the CLI writes each piece as it is produced, so a 530,000-symbol
-table is never one string. The compact JSON rows are built with one format string per row
-over the chunk's columns (names escaped a whole chunk at once), which is what makes
-`--format json` about as fast as `readelf -s`."""
+table is never one string. The compact JSON rows are built with one f-string per row over
+the chunk's columns (names checked, and escaped if need be, a whole chunk at once): that
+row is most of the time `--format json` takes (docs/performance.md compares it with readelf)."""
 
 from __future__ import annotations
 
