@@ -227,3 +227,12 @@ def test_link_line_with_weird_input_name(tmp_path: Path, fmt: str) -> None:
     assert all(not any(0xD800 <= ord(c) <= 0xDFFF for c in s) for s in strings_and_keys(doc))
     if fmt == "json":
         assert missing in {raw for _, raw, _ in bytes_fields(doc)}
+
+
+def test_pretty_json_with_bytes_is_the_compact_document_indented(weird: bytes) -> None:
+    compact = invoke([b"symbols", b"--format", b"json", weird], "ascii-stdout")
+    pretty = invoke([b"symbols", b"--format", b"json", b"--pretty", weird], "ascii-stdout")
+    assert compact.returncode == pretty.returncode == 0
+    doc = json.loads(compact.stdout.decode("utf-8"))
+    assert pretty.stdout.decode("utf-8") == json.dumps(doc, indent=2) + "\n"
+    assert any("name_bytes" in s for s in doc["files"][0]["symbols"])

@@ -127,7 +127,7 @@ def symbols_json(listings: list[TableListing], errors: list[dict[str, Any]]) -> 
     }
 
 
-def _name_pieces(values: list[str], key: str) -> list[str]:
+def _name_pieces(values: list[str], key: str, sep: str = ",", colon: str = ":") -> list[str]:
     """Each value's JSON string content (no quotes); one holding undecodable bytes also
     closes itself and opens `<key>_bytes` (`caf\\xe9","name_bytes":"636166e9`)."""
     if not values:
@@ -142,16 +142,19 @@ def _name_pieces(values: list[str], key: str) -> list[str]:
             parts = _json_str(joined)[1:-1].split("\\u0000")
             if len(parts) == len(values):
                 return parts
-    return [_name_piece(v, key) for v in values]
+    return [_name_piece(v, key, sep, colon) for v in values]
 
 
-def _name_piece(value: str, key: str) -> str:
+def _name_piece(value: str, key: str, sep: str = ",", colon: str = ":") -> str:
     if has_raw_bytes(value):
-        return f'{_json_str(readable(value))[1:-1]}","{key}_bytes":"{raw_hex(value)}'
+        return f'{_json_str(readable(value))[1:-1]}"{sep}"{key}_bytes"{colon}"{raw_hex(value)}'
     return str(_json_str(value)[1:-1])
 
 
-def _literals(values: Sequence[str | None] | None, n: int, key: str, cache: dict[str | None, str]) -> list[str]:
+def _literals(
+    values: Sequence[str | None] | None, n: int, key: str, cache: dict[str | None, str],
+    sep: str = ",", colon: str = ":",
+) -> list[str]:
     """JSON literals for optional strings (null where None), each distinct value escaped once
     (per key: one holding undecodable bytes also carries `<key>_bytes`)."""
     if values is None:
@@ -160,7 +163,7 @@ def _literals(values: Sequence[str | None] | None, n: int, key: str, cache: dict
         if v is None:
             cache[v] = "null"
         elif has_raw_bytes(v):
-            cache[v] = f'{json.dumps(readable(v))},"{key}_bytes":"{raw_hex(v)}"'
+            cache[v] = f'{json.dumps(readable(v))}{sep}"{key}_bytes"{colon}"{raw_hex(v)}"'
         else:
             cache[v] = json.dumps(v)
     return list(map(cache.__getitem__, values))
@@ -199,10 +202,28 @@ def _json_rows(chunk: RowChunk, caches: dict[str, dict[str | None, str]]) -> lis
     ]
 
 
-def _pretty_rows(chunk: RowChunk, indent: str) -> list[str]:
+def _pretty_rows(chunk: RowChunk, caches: dict[str, dict[str | None, str]]) -> list[str]:
+    """The chunk's symbols as JSON objects indented as `json.dumps(indent=2)` indents them
+    at the depth of a table's `symbols` list (the same fields as _json_rows)."""
+    n = len(chunk)
+    s, c = ",\n          ", ": "
+    names = _name_pieces(chunk.name, "name", s, c)
+    if chunk.demangled is None:
+        demangled = ["null"] * n
+    else:
+        demangled = ["null" if d is None else '"' + _name_piece(d, "demangled", s, c) + '"' for d in chunk.demangled]
+    versions = _literals(chunk.version, n, "version", caches["version"], s, c)
+    files = _literals(chunk.version_file, n, "version_file", caches["version_file"], s, c)
+    hidden = chunk.version_hidden or [False] * n
     return [
-        indent + json.dumps(bytes_safe(row_json(r)), indent=2).replace("\n", "\n" + indent)
-        for r in chunk.rows()
+        f'        {{\n          "index": {i}{s}"name": "{nm}"{s}"demangled": {dm}{s}"value": {v}{s}"size": {sz}'
+        f'{s}"bind": "{b}"{s}"type": "{t}"{s}"visibility": "{vis}"{s}"section_index": {sh}'
+        f'{s}"defined": {"true" if sh else "false"}{s}"nm_code": "{code}"{s}"version": {ver}'
+        f'{s}"version_hidden": {"true" if h else "false"}{s}"version_file": {f}\n        }}'
+        for i, nm, dm, v, sz, b, t, vis, sh, code, ver, h, f in zip(
+            chunk.index, names, demangled, chunk.value, chunk.size, chunk.bind, chunk.type,
+            chunk.visibility, chunk.section_index, chunk.nm_code, versions, hidden, files,
+        )
     ]
 
 
@@ -230,8 +251,7 @@ def symbols_json_stream(
             if not len(chunk):
                 continue
             if pretty:
-                rows = _pretty_rows(chunk, "        ")
-                yield ("\n" if first_row else ",\n") + ",\n".join(rows)
+                yield ("\n" if first_row else ",\n") + ",\n".join(_pretty_rows(chunk, caches))
             else:
                 rows = _json_rows(chunk, caches)
                 for at in range(0, len(rows), _PIECE_ROWS):  # small pieces: less text alive at once
