@@ -236,3 +236,17 @@ def test_pretty_json_with_bytes_is_the_compact_document_indented(weird: bytes) -
     doc = json.loads(compact.stdout.decode("utf-8"))
     assert pretty.stdout.decode("utf-8") == json.dumps(doc, indent=2) + "\n"
     assert any("name_bytes" in s for s in doc["files"][0]["symbols"])
+
+
+def test_scan_sarif_with_weird_bytes_is_valid_sarif(weird: bytes) -> None:
+    from tests.test_report_sarif import _validate
+
+    proc = invoke([b"scan", b"--format", b"sarif", os.path.dirname(weird)], "ascii-stdout")
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    doc = json.loads(proc.stdout.decode("utf-8"))
+    assert _validate(doc) == []
+    text = json.dumps(doc)
+    assert "_bytes" not in text  # SARIF objects have fixed properties: readable text only
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in doc["runs"][0]["results"] for loc in r["locations"]]
+    assert "lib%E9%1B[7m.so" in uris  # the bytes percent-encoded, as a file URI spells them
