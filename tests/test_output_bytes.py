@@ -250,3 +250,14 @@ def test_scan_sarif_with_weird_bytes_is_valid_sarif(weird: bytes) -> None:
     uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
             for r in doc["runs"][0]["results"] for loc in r["locations"]]
     assert "lib%E9%1B[7m.so" in uris  # the bytes percent-encoded, as a file URI spells them
+
+
+def test_scan_junit_with_weird_bytes_is_well_formed_xml(weird: bytes) -> None:
+    import xml.etree.ElementTree as ET
+
+    proc = invoke([b"scan", b"--format", b"junit", os.path.dirname(weird)], "C")
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert b"\x1b" not in proc.stdout and b"\xe9" not in proc.stdout
+    root = ET.fromstring(proc.stdout)  # control characters would make it ill-formed XML
+    names = [case.get("name") for case in root.iter("testcase")]
+    assert any(n and n.endswith("lib\\xe9\\x1b[7m.so") for n in names)
