@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import click
 
@@ -44,30 +44,107 @@ def output_options(formats: tuple[str, ...]) -> Callable[[F], F]:
     return decorate
 
 
+class Sink:
+    """Where a report goes, written piece by piece as it is produced (--output or stdout).
+
+    Renderers hand over text that is already safe (report/_text_safe.py, report/_json.py);
+    the bytes written are that text in the destination's encoding, with anything it cannot
+    encode written as a backslash escape, so writing never raises on an ASCII or Latin-1
+    stdout. A file is always UTF-8.
+    """
+
+    def __init__(self, output: str | None) -> None:
+        self._output = output
+        self._stream: IO[bytes] | None = None
+        self._text: IO[str] | None = None
+        self._encoding = "utf-8"
+        if output is None:
+            if is_quiet():
+                return
+            buffer = getattr(sys.stdout, "buffer", None)
+            if buffer is None:  # a text-only stdout (tests replacing it): write text
+                self._text = sys.stdout
+            else:
+                sys.stdout.flush()
+                self._stream = buffer
+                self._encoding = _encoding_of(sys.stdout)
+            return
+        try:
+            self._stream = open(output, "wb")  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            diagnose(output, f"cannot write report: {exc.strerror or exc}")
+            raise SystemExit(EXIT_INPUT_ERROR) from None
+
+    def write(self, text: str) -> None:
+        """Write one piece of the report."""
+        try:
+            if self._stream is not None:
+                self._stream.write(text.encode(self._encoding, "backslashreplace"))
+            elif self._text is not None:
+                self._text.write(text)
+        except BrokenPipeError:
+            _stdout_gone()
+        except OSError as exc:
+            diagnose(self._output or "standard output", f"cannot write report: {exc.strerror or exc}")
+            raise SystemExit(EXIT_INPUT_ERROR) from None
+
+    def close(self) -> None:
+        """Flush (stdout) or close (--output)."""
+        try:
+            if self._stream is not None:
+                if self._output is None:
+                    self._stream.flush()
+                else:
+                    self._stream.close()
+            elif self._text is not None:
+                self._text.flush()
+        except BrokenPipeError:
+            _stdout_gone()
+        except OSError as exc:
+            diagnose(self._output or "standard output", f"cannot write report: {exc.strerror or exc}")
+            raise SystemExit(EXIT_INPUT_ERROR) from None
+
+
+def _encoding_of(stream: IO[str]) -> str:
+    """The stream's encoding if Python knows it, else UTF-8."""
+    import codecs
+
+    name = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return "utf-8"
+
+
+def _stdout_gone() -> None:
+    """The reader of stdout went away (`| head`): stop quietly (no traceback, no second
+    error when Python flushes stdout at exit), exit status 2 like any unwritable report."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(EXIT_INPUT_ERROR)
+
+
 def write_output(text: str, output: str | None) -> None:
     """Write the report to --output or stdout (nothing on stdout with -q)."""
-    if output is None:
-        if is_quiet():
-            return
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        diagnose(output, f"cannot write report: {exc.strerror or exc}")
-        raise SystemExit(EXIT_INPUT_ERROR) from None
+    sink = Sink(output)
+    sink.write(text)
+    sink.close()
 
 
 def diagnose(file: str, message: str) -> None:
-    """One-line diagnostic on stderr: `ldscope: FILE: message`."""
-    click.echo(f"ldscope: {file}: {message}", err=True)
+    """One-line diagnostic on stderr: `ldscope: FILE: message` (file name escaped)."""
+    from ldscope.report import safe, safe_lines
+
+    click.echo(f"ldscope: {safe(file)}: {safe_lines(message)}", err=True)
 
 
 def note(message: str) -> None:
     """An informational line on stderr."""
-    click.echo(f"ldscope: {message}", err=True)
+    from ldscope.report import safe_lines
+
+    click.echo(f"ldscope: {safe_lines(message)}", err=True)
 
 
 def check_env_assignments(env: tuple[str, ...]) -> None:

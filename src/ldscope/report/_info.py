@@ -7,6 +7,7 @@ from typing import Any
 
 from ldscope.inspection import ArchiveInfo, ElfInfo, FileInfo, ScriptInfo
 from ldscope.report._json import to_jsonable
+from ldscope.report._text_safe import sanitized
 
 INFO_SCHEMA = "ldscope.info/1"
 
@@ -17,7 +18,8 @@ def info_json(infos: Sequence[FileInfo], errors: Sequence[Mapping[str, Any]]) ->
 
 
 def render_info(info: FileInfo, verbose: bool = False) -> str:
-    """A block of `key: value` lines for one file."""
+    """A block of `key: value` lines for one file (names and paths escaped: `\\xe9`)."""
+    info = sanitized(info, keep_newlines=False)
     if isinstance(info, ElfInfo):
         return _elf(info, verbose)
     if isinstance(info, ArchiveInfo):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from ldscope.report._text_safe import sanitized
 from ldscope.scan import ScanResult
 from ldscope.vocab import Severity
 
 
 def scan_junit(result: ScanResult) -> str:
     """JUnit XML: one test case per native file; failures carry the problems."""
+    result = sanitized(result)  # names and paths with control characters or raw bytes, escaped
     from xml.sax.saxutils import escape, quoteattr  # imports urllib: only for this format
     cases = []
     failures = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ldscope.analysis import LinkReport
 from ldscope.explain import LinkError
 from ldscope.fixes import Fix
+from ldscope.report._text_safe import sanitized
 from ldscope.vocab import LinkErrorKind
 
 
@@ -42,6 +43,7 @@ def _fix_line(f: Fix) -> str:
 
 def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = False) -> str:
     """Human-readable report: the verdict, each error, the fixes, then what -v asks for."""
+    report = sanitized(report)  # names and paths with control characters or raw bytes, escaped
     lines = _verdict(report, verbose)
     lines += _errors(report, verbose)
     lines += _fixes(report, verbose, ablate)

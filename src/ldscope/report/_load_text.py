@@ -5,11 +5,13 @@ from __future__ import annotations
 from ldscope.explain import CauseGroup, group_by_cause
 from ldscope.loader import LibraryResult, LoadReport, Problem
 from ldscope.report._style import styled
+from ldscope.report._text_safe import sanitized
 from ldscope.vocab import FoundVia, ProblemKind, Severity
 
 
 def render_load_text(report: LoadReport, verbose: bool = False, use_color: bool = False) -> str:
     """The whole text report for one load."""
+    report = sanitized(report)  # names and paths with control characters or raw bytes, escaped
     lines: list[str] = []
     verdict = (
         styled("loads", "green", use_color, True)
@@ -77,6 +79,7 @@ def _tree(report: LoadReport, verbose: bool, use_color: bool) -> list[str]:
 
 def render_problems(problems: list[Problem], verbose: bool, use_color: bool) -> list[str]:
     """Problems grouped by cause, most severe first, each with its evidence and near-misses."""
+    problems = sanitized(problems)
     ordered = sorted(problems, key=lambda p: Severity.rank_of(p.severity))
     groups = group_by_cause([("", ordered)])
     count = sum(len(g.problems) for g in groups)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ldscope import __version__
 from ldscope.analysis import LinkReport
+from ldscope.report._json import has_raw_bytes, readable
 from ldscope.report._link_json import LINK_SCHEMA
 from ldscope.scan import ScanResult
 from ldscope.vocab import LinkErrorKind, ProblemKind, Severity
@@ -104,7 +105,32 @@ def sarif_document(results: Sequence[SarifResult], descriptions: Mapping[Any, st
     run["results"] = out_results
     if run_properties:
         run["properties"] = dict(run_properties)
-    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return _without_raw_bytes({"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]})
+
+
+def _uri_char(c: str) -> str:
+    """A character of a URI: an undecodable byte or a control character percent-encoded."""
+    o = ord(c)
+    if 0xDC80 <= o <= 0xDCFF:
+        return f"%{o - 0xDC00:02X}"
+    if c.isprintable():
+        return c
+    return "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+
+
+def _without_raw_bytes(value: Any, key: str = "") -> Any:
+    """The log with undecodable bytes (surrogateescape) written as SARIF can carry them: in a
+    `uri`, percent-encoded with control characters (byte 0xE9 is %E9, ESC %1B); elsewhere readable
+    (`\\xe9`). SARIF objects have fixed properties, so no `_bytes` siblings are added."""
+    if isinstance(value, str):
+        if key == "uri" and not value.isprintable():
+            return "".join(_uri_char(c) for c in value)
+        return readable(value) if has_raw_bytes(value) else value
+    if isinstance(value, list):
+        return [_without_raw_bytes(v, key) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_raw_bytes(v, k) for k, v in value.items()}
+    return value
 
 
 def file_uri(path: str, cwd: str) -> str:
