@@ -1,0 +1,277 @@
+"""Peer corpora: files other people made, read by ldscope and checked against readelf.
+
+Corpora (tests/peer_corpora/sources.py): pyelftools' 123 test files (many machines, core
+dumps, objects, files without section headers, compressed sections, corrupt ones), Debian
+cross packages of 15 machines/ABIs the rest of the suite does not read (riscv64, mips64el,
+mips, mipsn32, i386, armel, x32, powerpc, ppc64, sparc64, m68k, sh4, hppa, arc, alpha), and
+libc6-dbg's separate debug files. For every file:
+
+* (a) every ldscope command (info, info -v, symbols, symbols --all, symbols -D; load for
+  ET_DYN/ET_EXEC) in text and JSON: exit status 0/1/2, nothing raised, no traceback,
+  JSON that parses;
+* (b) the fields readelf -W (LC_ALL=C) also shows agree: class, byte order, type, machine,
+  NEEDED, SONAME, RPATH, RUNPATH, build-id, every symbol's value, size, type, bind,
+  visibility, section index and (versioned) name;
+* (c) no file readelf reads is rejected by ldscope.
+
+Where ldscope falls short today, the case is in KNOWN_READER_GAPS (rejections) with the
+error it gives; the test fails if a gap changes or a new one appears, and the strict xfail
+test_known_reader_gap_is_fixed says when an entry can go. Where readelf cannot show what
+ldscope reads (a readelf limitation, checked against pyelftools), the case is in
+ORACLE_DIFFERENCES and must keep differing. `python -m tests.peer_corpora.report` prints
+the figures.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+from collections import Counter
+from functools import cache
+
+import pytest
+
+from ldscope.elf import ElfFile
+from ldscope.elf import constants as C
+from ldscope.errors import InputFormatError
+from tests.peer_corpora import cli as peer_cli
+from tests.peer_corpora import probe
+from tests.peer_corpora import sources as src
+
+pytestmark = pytest.mark.skipif(shutil.which("readelf") is None,
+                                reason="binutils readelf is needed as the oracle")
+
+# corpus:relative path (fnmatch pattern) → the error ldscope gives today (probe.ldscope_error:
+# "<what was read>: <InputFormatError reason>"), for files readelf reads. The reader is being
+# fixed in parallel: when one reads, test_known_reader_gap_is_fixed XPASSes (strict) and the
+# entry must go.
+KNOWN_READER_GAPS: dict[str, str] = {
+    # An SHT_DYNAMIC section whose sh_link names a string table that is SHT_NOBITS (debug
+    # files: objcopy --only-keep-debug keeps the headers, drops the contents). readelf
+    # prints no dynamic section for them and reads the rest.
+    "pyelftools:testfiles_for_unittests/debug_info.so.elf": "dynamic: dynamic section without a string table",
+    "pyelftools:testfiles_for_unittests/debuglink.debug": "dynamic: dynamic section without a string table",
+    "pyelftools:testfiles_for_unittests/dwarf_v5_forms.debug": "dynamic: dynamic section without a string table",
+    "libc6-dbg:*": "dynamic: dynamic section without a string table",
+    # e_shoff + e_shnum × e_shentsize beyond EOF: readelf says "Section headers are not
+    # available!" and reads the program headers, dynamic segment and notes.
+    "pyelftools:testfiles_for_unittests/corrupt_sh.elf":
+        "open: section header table (255 × 40 bytes) extends past the end of the file",
+    # e_shentsize 0 with e_shnum 0: readelf warns and reads the file without sections.
+    "pyelftools:testfiles_for_unittests/section_header_bogus_size.elf": "open: bad section header size 0",
+    "pyelftools:testfiles_for_unittests/section_link_to_self.elf": "open: bad section header size 0",
+}
+
+# (corpus:relative path, comparison kind) → why readelf shows something else. Each is
+# checked against pyelftools in test_oracle_differences_are_readelf_limits.
+ORACLE_DIFFERENCES: dict[tuple[str, str], str] = {
+    **{(f"pyelftools:testfiles_for_unittests/{name}", ".dynsym.name"):
+       "Solaris: readelf finds .SUNW_versym through DT_VERSYM, whose address is in no PT_LOAD "
+       "(it warns 'Virtual address 0 not located'), and prints no versions; the section has them"
+       for name in ("exe_solaris32_cc.elf", "exe_solaris32_cc.sparc.elf", "exe_solaris64_cc.elf",
+                    "exe_solaris64_cc.sparc.elf")},
+    **{(f"pyelftools:testfiles_for_unittests/{name}", kind):
+       "no PT_DYNAMIC segment: readelf reads the dynamic table (and finds versions) only "
+       "through it; the .dynamic and .gnu.version sections are there"
+       for name in ("note_after_gnu_property/main.elf", "note_with_segment_padding/main.elf")
+       for kind in ("dynamic.present", ".dynsym.name")},
+    **{("pyelftools:testfiles_for_unittests/lib_with_two_dynstr_sections_reversed.so.elf", kind):
+       "two .dynstr sections, the dynamic section's sh_link naming the second: readelf uses "
+       "the one named .dynstr first and prints offsets (0xd2) instead of names"
+       for kind in ("dynamic.needed", "dynamic.soname")},
+}
+
+FAST_CORPORA = ("pyelftools",)  # the fast lane (-m "not slow") reads only this one
+
+
+def corpus_params() -> list[object]:
+    return [pytest.param(name, marks=() if name in FAST_CORPORA else pytest.mark.slow)
+            for name in src.CORPUS_NAMES]
+
+
+def corpus_or_skip(name: str) -> src.Corpus:
+    found = src.corpus_by_name(name)
+    if isinstance(found, src.Unavailable):
+        pytest.skip(f"{name}: {found.reason}")
+    if not found.files:
+        pytest.skip(f"{name}: no ELF files under {found.root}")
+    return found
+
+
+@cache
+def evaluated(name: str) -> probe.CorpusResult:
+    corpus = src.corpus_by_name(name)
+    assert isinstance(corpus, src.Corpus)
+    return probe.evaluate(corpus.root, corpus.files)
+
+
+def known_gap(name: str, rel: str) -> str | None:
+    for pattern, error in KNOWN_READER_GAPS.items():
+        if fnmatch.fnmatchcase(f"{name}:{rel}", pattern):
+            return error
+    return None
+
+
+# ------------------------------------------------------------ (c) nothing rejected
+@pytest.mark.parametrize("name", corpus_params())
+def test_no_file_readelf_reads_is_rejected(name: str) -> None:
+    corpus = corpus_or_skip(name)
+    result = evaluated(name)
+    assert len(result.verdicts) == sum(1 for r in corpus.files if probe.is_elf(corpus.path(r)))
+    problems = []
+    for v in result.rejected_only_by_ldscope:
+        expected = known_gap(name, v.rel)
+        if expected is None:
+            problems.append(f"{name}:{v.rel}: readelf reads it, ldscope says {v.ldscope_error!r}")
+        elif v.ldscope_error != expected:
+            problems.append(f"{name}:{v.rel}: the known gap changed: now {v.ldscope_error!r}, "
+                            f"KNOWN_READER_GAPS says {expected!r}")
+    assert not problems, "\n".join(problems)
+    # A file both reject would be fine; there is none today, so say so if one appears.
+    assert [v.rel for v in result.rejected_by_both] == []
+
+
+def gap_params() -> list[object]:
+    return [pytest.param(key, marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"reader gap: {error}"),
+                                     *(() if key.startswith(FAST_CORPORA) else (pytest.mark.slow,))])
+            for key, error in KNOWN_READER_GAPS.items()]
+
+
+@pytest.mark.parametrize("key", gap_params())
+def test_known_reader_gap_is_fixed(key: str) -> None:
+    """XFAIL while ldscope rejects the file; XPASS (a failure: strict) once it reads it and
+    agrees with readelf: then remove the KNOWN_READER_GAPS entry."""
+    name, pattern = key.split(":", 1)
+    corpus = corpus_or_skip(name)
+    rels = [r for r in corpus.files if fnmatch.fnmatchcase(r, pattern)]
+    assert rels, f"{key} names no file of {name}"
+    errors = {rel: probe.ldscope_error(corpus.path(rel)) for rel in rels}
+    assert all(e is None for e in errors.values()), Counter(errors.values())
+    result = probe.evaluate(corpus.root, rels)
+    assert not result.mismatches, "\n".join(map(str, result.mismatches[:20]))
+
+
+# ---------------------------------------------------------- (b) fields agree
+@pytest.mark.parametrize("name", corpus_params())
+def test_fields_agree_with_readelf(name: str) -> None:
+    corpus_or_skip(name)
+    result = evaluated(name)
+    unexplained = [m for m in result.mismatches if (f"{name}:{m.rel}", m.kind) not in ORACLE_DIFFERENCES]
+    assert not unexplained, "\n".join(map(str, unexplained[:30]))
+    still = {(f"{name}:{m.rel}", m.kind) for m in result.mismatches}
+    gone = [k for k in ORACLE_DIFFERENCES if k[0].startswith(f"{name}:") and k not in still]
+    assert not gone, f"these now agree with readelf: remove from ORACLE_DIFFERENCES: {gone}"
+    assert result.checked.get("header.machine", 0) == len(result.read)
+    if result.read:
+        assert result.checked.get(".dynsym.symbol", 0) + result.checked.get(".symtab.symbol", 0) > 0
+
+
+def test_oracle_differences_are_readelf_limits() -> None:
+    """pyelftools (an independent reader) sees what ldscope sees where readelf cannot."""
+    from tests.elf_oracle import pyelftools_facts
+
+    corpus = corpus_or_skip("pyelftools")
+    files = sorted({key.split(":", 1)[1] for key, _kind in ORACLE_DIFFERENCES})
+    for rel in files:
+        path = corpus.path(rel)
+        theirs = pyelftools_facts(path)
+        with ElfFile.open(path) as elf:
+            assert elf.dynamic is not None and theirs.has_dynamic, rel
+            assert [n.encode("latin-1") for n in elf.dynamic.needed] == list(theirs.needed), rel
+            assert elf.dynsym is not None and theirs.dynsym is not None
+            versions = [elf.dynsym.symbol(i).version for i in range(len(elf.dynsym))]
+            assert [None if v is None else v.encode() for v in versions] == [
+                s.version for s in theirs.dynsym], rel
+            if ".dynsym.name" in {k for (f, k) in ORACLE_DIFFERENCES if f.endswith(rel)}:
+                assert any(v is not None for v in versions), rel
+
+
+# ------------------------------------------------------------------ machine names
+def test_no_corpus_machine_is_a_bare_number() -> None:
+    """Item 6: every machine of the corpora has a name (no EM_<n>), readelf's among them."""
+    corpus = corpus_or_skip("pyelftools")
+    names: Counter[str] = Counter()
+    for rel in corpus.files:
+        try:
+            with ElfFile.open(corpus.path(rel)) as elf:
+                names[elf.machine] += 1
+        except InputFormatError:
+            continue  # rejections are test_no_file_readelf_reads_is_rejected's
+    assert not [n for n in names if n.startswith("EM_")], names
+    # Machines that were EM_<n> or misnamed before: Sparc v8+, Tricore, TMS320C2000, dsPIC.
+    assert {"sparc", "tricore", "tic2000", "dspic30f", "mips64", "loongarch64"} <= set(names), names
+
+
+@pytest.mark.parametrize(("e_machine", "elf_class", "little", "name"), [
+    (C.EM_X86_64, C.ELFCLASS64, True, "x86_64"),
+    (C.EM_X86_64, C.ELFCLASS32, True, "x32"),
+    (18, C.ELFCLASS32, False, "sparc"),  # EM_SPARC32PLUS: the 32-bit sparc ABI
+    (43, C.ELFCLASS64, False, "sparcv9"),
+    (4, C.ELFCLASS32, False, "m68k"),
+    (0x9026, C.ELFCLASS64, True, "alpha"),
+    (41, C.ELFCLASS64, True, "alpha"),
+    (164, C.ELFCLASS32, True, "hexagon"),
+    (252, C.ELFCLASS32, True, "csky"),
+    (15, C.ELFCLASS32, False, "hppa"),
+    (195, C.ELFCLASS32, True, "arc_compact2"),
+    (C.EM_PPC64, C.ELFCLASS64, False, "ppc64"),
+    (C.EM_MIPS, C.ELFCLASS32, True, "mips"),
+    (0x1234, C.ELFCLASS32, True, "EM_4660"),
+])
+def test_machine_names(e_machine: int, elf_class: int, little: bool, name: str) -> None:
+    assert C.machine_name(e_machine, elf_class, little) == name
+
+
+def test_every_binutils_machine_has_a_short_name() -> None:
+    names = C.MACHINE_NAMES
+    assert len(names) >= 200
+    assert all(n == n.lower() and " " not in n for n in names.values())
+    # The unofficial values binutils reads name the same machines as the official ones.
+    assert (names[0x9026], names[0x9041], names[0xBEEF]) == ("alpha", "m32r", "mn10300")
+
+
+def test_x32_keeps_its_abi_facts() -> None:
+    """x32 files are named x32: the machines table, linker emulation and loader directories
+    still know them."""
+    from ldscope.system._machines import known_machine
+
+    m = known_machine(C.machine_name(C.EM_X86_64, C.ELFCLASS32), C.ELFCLASS32)
+    assert m is not None and m.triplet == "x86_64-linux-gnux32" and m.bfd_emulation == "elf32_x86_64"
+    assert m.elf_machine_name == "x32"
+
+
+# ------------------------------------------------------------------ (a) the CLI
+@pytest.mark.slow
+@pytest.mark.parametrize("name", src.CORPUS_NAMES)
+def test_every_command_runs_without_a_traceback(name: str) -> None:
+    corpus = corpus_or_skip(name)
+    paths = [corpus.path(r) for r in corpus.files]
+    if name == src.DBG_PACKAGE:
+        # Debug files: all commands over all of them; `load` over a stride of 25 (the same
+        # code path each time: a debug file ldscope cannot read today).
+        loads = [p for p in paths if peer_cli.loadable(p)][::11]
+    else:
+        loads = None
+    done = peer_cli.sweep(paths, loads)
+    assert not done.problems, "\n".join(done.problems[:20])
+    assert done.runs >= len(peer_cli.MULTI_FILE_COMMANDS) * 2
+    assert set(done.exit_codes) <= {0, 1, 2}
+
+
+def test_cli_sweep_on_the_pyelftools_corpus_sample() -> None:
+    """The fast lane's share of (a): every command over a stride of the pyelftools files,
+    including the known-rejected ones (they must fail with status 2, not a traceback)."""
+    corpus = corpus_or_skip("pyelftools")
+    rels = list(corpus.files[::6])
+    rels += [k.split(":", 1)[1] for k in KNOWN_READER_GAPS if k.startswith("pyelftools:")]
+    done = peer_cli.sweep([corpus.path(r) for r in dict.fromkeys(rels)])
+    assert not done.problems, "\n".join(done.problems[:20])
+    assert done.exit_codes.get(2, 0) > 0  # the rejected files are reported, not hidden
+
+
+def test_sources_are_named_and_located() -> None:
+    assert set(src.CROSS_PACKAGES) <= set(src.CORPUS_NAMES) and src.CORPUS_NAMES[0] == "pyelftools"
+    for package, (subdir, why) in src.CROSS_PACKAGES.items():
+        assert subdir.startswith("usr/") and subdir.endswith("/lib") and why, package
+    assert os.path.isabs(str(src.cache_root()))
