@@ -199,7 +199,7 @@ def test_no_corpus_machine_is_a_bare_number() -> None:
         except InputFormatError:
             continue  # rejections are test_no_file_readelf_reads_is_rejected's
     assert not [n for n in names if n.startswith("EM_")], names
-    # Machines that were EM_<n> or misnamed before: Sparc v8+, Tricore, TMS320C2000, dsPIC.
+    # EM_<n> before: Sparc v8+ (18), Tricore, TMS320C2000, dsPIC; named by class: mips64, loongarch64.
     assert {"sparc", "tricore", "tic2000", "dspic30f", "mips64", "loongarch64"} <= set(names), names
 
 
