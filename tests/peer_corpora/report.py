@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     corpora = [src.corpus_by_name(n) for n in wanted] if wanted else src.all_corpora()
     unexplained = 0
     print(f"{'corpus':28} {'files':>6} {'read':>6} {'both-rej':>8} {'ldscope-rej':>11} "
-          f"{'readelf-rej':>11} {'compared':>9} {'mismatch':>8}")
+          f"{'readelf-rej':>11} {'checks':>9} {'mismatch':>8}")
     for corpus in corpora:
         if isinstance(corpus, src.Unavailable):
             print(f"{corpus.name:28} unavailable: {corpus.reason}")
@@ -37,6 +37,9 @@ def main(argv: list[str]) -> int:
               f"{len(result.rejected_by_both):8} {len(result.rejected_only_by_ldscope):11} "
               f"{len(result.rejected_only_by_readelf):11} {sum(result.checked.values()):9} "
               f"{len(result.mismatches):8}   [{corpus.origin}]")
+        if result.compared > len(result.read):
+            print(f"    {result.compared - len(result.read)} rejected files compared on the tables "
+                  f"ldscope reads: {dict((k, v) for k, v in result.checked.items() if k.startswith('not-read.'))} not read")
         reasons = Counter((v.ldscope_error, known_gap(corpus.name, v.rel) == v.ldscope_error)
                           for v in result.rejected_only_by_ldscope)
         for (error, known), count in sorted(reasons.items(), key=lambda kv: -kv[1]):
