@@ -47,18 +47,20 @@ pytestmark = pytest.mark.skipif(shutil.which("readelf") is None,
 # fixed in parallel: when one reads, test_known_reader_gap_is_fixed XPASSes (strict) and the
 # entry must go.
 KNOWN_READER_GAPS: dict[str, str] = {
-    # An SHT_DYNAMIC section whose sh_link names a string table that is SHT_NOBITS (debug
-    # files: objcopy --only-keep-debug keeps the headers, drops the contents). readelf
-    # prints no dynamic section for them and reads the rest.
+    # Separate debug files: .dynamic and its .dynstr are SHT_NOBITS (objcopy
+    # --only-keep-debug keeps the section headers, drops the contents). readelf says "There
+    # is no dynamic section in this file." and reads the rest (.symtab, notes).
     "pyelftools:testfiles_for_unittests/debug_info.so.elf": "dynamic: dynamic section without a string table",
     "pyelftools:testfiles_for_unittests/debuglink.debug": "dynamic: dynamic section without a string table",
     "pyelftools:testfiles_for_unittests/dwarf_v5_forms.debug": "dynamic: dynamic section without a string table",
     "libc6-dbg:*": "dynamic: dynamic section without a string table",
-    # e_shoff + e_shnum × e_shentsize beyond EOF: readelf says "Section headers are not
-    # available!" and reads the program headers, dynamic segment and notes.
+    # e_shoff 65535 + 255 × 40 bytes beyond EOF: readelf says "Reading 10200 bytes extends
+    # past end of file for section headers" and reads the program headers and notes.
     "pyelftools:testfiles_for_unittests/corrupt_sh.elf":
         "open: section header table (255 × 40 bytes) extends past the end of the file",
-    # e_shentsize 0 with e_shnum 0: readelf warns and reads the file without sections.
+    # e_shentsize 0 (e_shoff 64) with e_shnum 0 / e_shnum 127: readelf warns ("possibly
+    # corrupt ELF file header" / "Section headers are not available!") and reads the file
+    # without sections.
     "pyelftools:testfiles_for_unittests/section_header_bogus_size.elf": "open: bad section header size 0",
     "pyelftools:testfiles_for_unittests/section_link_to_self.elf": "open: bad section header size 0",
 }
