@@ -73,16 +73,24 @@ ORACLE_DIFFERENCES: dict[tuple[str, str], str] = {
        "(it warns 'Virtual address 0 not located'), and prints no versions; the section has them"
        for name in ("exe_solaris32_cc.elf", "exe_solaris32_cc.sparc.elf", "exe_solaris64_cc.elf",
                     "exe_solaris64_cc.sparc.elf")},
-    **{(f"pyelftools:testfiles_for_unittests/{name}", kind):
-       "no PT_DYNAMIC segment: readelf reads the dynamic table (and finds versions) only "
-       "through it; the .dynamic and .gnu.version sections are there"
-       for name in ("note_after_gnu_property/main.elf", "note_with_segment_padding/main.elf")
-       for kind in ("dynamic.present", ".dynsym.name")},
+    **{(f"pyelftools:testfiles_for_unittests/{name}", ".dynsym.name"):
+       "no PT_DYNAMIC segment: readelf finds symbol versions only through its DT_VERSYM; "
+       "the .gnu.version and .gnu.version_r sections are there"
+       for name in ("note_after_gnu_property/main.elf", "note_with_segment_padding/main.elf")},
     **{("pyelftools:testfiles_for_unittests/lib_with_two_dynstr_sections_reversed.so.elf", kind):
        "two .dynstr sections, the dynamic section's sh_link naming the second: readelf uses "
        "the one named .dynstr first and prints offsets (0xd2) instead of names, and no "
        "version definitions or requirements ('File contains multiple dynamic string tables')"
        for kind in ("dynamic.needed", "dynamic.soname", "verdef", "verneed")},
+}
+
+# (corpus:relative path, comparison kind) → the field ldscope gets wrong today: readelf is
+# right. Checked like KNOWN_READER_GAPS (test_known_field_gap_is_fixed is a strict xfail).
+KNOWN_FIELD_GAPS: dict[tuple[str, str], str] = {
+    (f"pyelftools:testfiles_for_unittests/{name}", "dynamic.present"):
+        "program headers but no PT_DYNAMIC: ldscope reads the .dynamic section, which ld.so "
+        "never sees; readelf shows no dynamic section"
+    for name in ("note_after_gnu_property/main.elf", "note_with_segment_padding/main.elf")
 }
 
 FAST_CORPORA = ("pyelftools",)  # the fast lane (-m "not slow") reads only this one
@@ -129,7 +137,8 @@ def test_corpus_against_readelf(name: str) -> None:
     # A file both reject would be fine; there is none today, so say so if one appears.
     assert [v.rel for v in result.rejected_by_both] == []
 
-    unexplained = [m for m in result.mismatches if (f"{name}:{m.rel}", m.kind) not in ORACLE_DIFFERENCES]
+    unexplained = [m for m in result.mismatches if (f"{name}:{m.rel}", m.kind) not in ORACLE_DIFFERENCES
+                   and (f"{name}:{m.rel}", m.kind) not in KNOWN_FIELD_GAPS]
     assert not unexplained, "\n".join(map(str, unexplained[:30]))
     still = {(f"{name}:{m.rel}", m.kind) for m in result.mismatches}
     gone = [k for k in ORACLE_DIFFERENCES if k[0].startswith(f"{name}:") and k not in still]
@@ -160,6 +169,25 @@ def test_known_reader_gap_is_fixed(key: str) -> None:
     assert not result.mismatches, "\n".join(map(str, result.mismatches[:20]))
 
 
+def field_gap_params() -> list[object]:
+    return [pytest.param(key, marks=[pytest.mark.xfail(strict=True, raises=AssertionError,
+                                                       reason=f"reader gap: {why}")],
+                         id=f"{key[0]}:{key[1]}")
+            for key, why in KNOWN_FIELD_GAPS.items()]
+
+
+@pytest.mark.parametrize("key", field_gap_params())
+def test_known_field_gap_is_fixed(key: tuple[str, str]) -> None:
+    """XFAIL while ldscope and readelf differ on this field of this file; XPASS (a failure:
+    strict) once they agree: then remove the KNOWN_FIELD_GAPS entry."""
+    where, kind = key
+    name, rel = where.split(":", 1)
+    corpus = corpus_or_skip(name)
+    result = probe.evaluate(corpus.root, [rel])
+    assert result.compared == 1
+    assert [str(m) for m in result.mismatches if m.kind == kind] == []
+
+
 def test_oracle_differences_are_readelf_limits() -> None:
     """pyelftools (an independent reader) sees what ldscope sees where readelf cannot:
     the same NEEDED, SONAME, version definitions and requirements, and symbol versions."""
@@ -172,8 +200,10 @@ def test_oracle_differences_are_readelf_limits() -> None:
         theirs = pyelftools_facts(corpus.path(rel))
         with ElfFile.open(corpus.path(rel)) as elf:
             ours = ldscope_facts(elf)
-        assert ours.has_dynamic and theirs.has_dynamic, rel
-        assert (ours.needed, ours.soname) == (theirs.needed, theirs.soname), rel
+        kinds = {k for (f, k) in ORACLE_DIFFERENCES if f.endswith(":" + rel)}
+        if kinds & {"dynamic.needed", "dynamic.soname"}:
+            assert ours.has_dynamic and theirs.has_dynamic, rel
+            assert (ours.needed, ours.soname) == (theirs.needed, theirs.soname), rel
         assert (ours.verdefs, ours.verneeds) == (theirs.verdefs, theirs.verneeds), rel
         assert ours.dynsym is not None and theirs.dynsym is not None
         assert [s.version for s in ours.dynsym] == [s.version for s in theirs.dynsym], rel
@@ -294,9 +324,12 @@ def test_cli_sweep_on_the_pyelftools_corpus_sample() -> None:
     corpus = corpus_or_skip("pyelftools")
     rels = list(corpus.files[::6])
     rels += [k.split(":", 1)[1] for k in KNOWN_READER_GAPS if k.startswith("pyelftools:")]
-    done = peer_cli.sweep([corpus.path(r) for r in dict.fromkeys(rels)])
+    paths = [corpus.path(r) for r in dict.fromkeys(rels)]
+    done = peer_cli.sweep(paths)
     assert not done.problems, "\n".join(done.problems[:20])
-    assert done.exit_codes.get(2, 0) > 0  # the rejected files are reported, not hidden
+    # A file ldscope cannot open is reported (status 2), not hidden.
+    if any((probe.ldscope_error(p) or "").startswith("open:") for p in paths):
+        assert done.exit_codes.get(2, 0) > 0, done.exit_codes
 
 
 def test_sources_are_named_and_located() -> None:
