@@ -132,8 +132,7 @@ def compare_with_readelf(
     t.check("header.class", label, f"ELF{facts.elf_class}", h.get("Class"))
     t.check("header.data", label, facts.little_endian, "little endian" in h.get("Data", ""))
     t.check("header.type", label, facts.e_type, ec.READELF_TYPES.get(h.get("Type", "").split()[0]))
-    t.check("header.machine", label, elf.machine,
-            ec.READELF_MACHINES.get(h.get("Machine", ""), h.get("Machine")))
+    t.check("header.machine", label, elf.machine, ec.readelf_machine(h))
     t.check("header.entry", label, facts.entry, int(h.get("Entry point address", "-1"), 16))
     t.check("header.shnum", label, facts.shnum,
             readelf_count(h.get("Number of section headers", "-1")) if elf.sections else 0)

@@ -48,6 +48,7 @@ from tests.elf_oracle.readelf_oracle import (
     main,
     parse_readelf,
     readelf_flags,
+    readelf_machine,
     readelf_number,
     run_nm_dynamic,
     run_readelf,
@@ -78,4 +79,4 @@ from tests.elf_oracle.sample import (
     stride_pick,
 )
 
-__all__ = ["ELF_MAGIC", "FIXTURE_RECIPES", "FIXTURE_SOURCES", "FIX_CXX_CC", "FIX_CXX_MAP", "FIX_MAIN_C", "FIX_STATIC_C", "FIX_TINY_C", "FIX_TINY_MAIN_C", "FIX_TINY_MAP", "FIX_VER_C", "FIX_VER_MAP", "MANY_SECTIONS", "MAX_FILE_BYTES", "MIN_SAMPLE", "QUOTAS", "READELF_BINDS", "READELF_MACHINES", "READELF_NDX", "READELF_OPTIONS", "READELF_SYMTYPES", "READELF_TYPES", "READELF_VERFLAGS", "READELF_VIS", "SMALL_PAGES", "TARGET", "ArchiveMember", "CorpusFile", "ElfFacts", "ReadelfReport", "RelocSection", "SymFact", "archive_candidates", "archive_members", "bracketed", "build_fixtures", "build_sample", "executable_candidates", "extension_candidates", "fixture", "ldscope_facts", "ldscope_symbols", "listdir", "locked", "main", "member_candidates", "native_multiarch", "object_candidates", "parse_debuglink_bytes", "parse_readelf", "pyelftools_facts", "readelf_flags", "readelf_number", "regular_elf_files", "run_nm_dynamic", "run_readelf", "sample", "shared_library_candidates", "shared_workdir", "stride_pick"]
+__all__ = ["ELF_MAGIC", "FIXTURE_RECIPES", "FIXTURE_SOURCES", "FIX_CXX_CC", "FIX_CXX_MAP", "FIX_MAIN_C", "FIX_STATIC_C", "FIX_TINY_C", "FIX_TINY_MAIN_C", "FIX_TINY_MAP", "FIX_VER_C", "FIX_VER_MAP", "MANY_SECTIONS", "MAX_FILE_BYTES", "MIN_SAMPLE", "QUOTAS", "READELF_BINDS", "READELF_MACHINES", "READELF_NDX", "READELF_OPTIONS", "READELF_SYMTYPES", "READELF_TYPES", "READELF_VERFLAGS", "READELF_VIS", "SMALL_PAGES", "TARGET", "ArchiveMember", "CorpusFile", "ElfFacts", "ReadelfReport", "RelocSection", "SymFact", "archive_candidates", "archive_members", "bracketed", "build_fixtures", "build_sample", "executable_candidates", "extension_candidates", "fixture", "ldscope_facts", "ldscope_symbols", "listdir", "locked", "main", "member_candidates", "native_multiarch", "object_candidates", "parse_debuglink_bytes", "parse_readelf", "pyelftools_facts", "readelf_flags", "readelf_machine", "readelf_number", "regular_elf_files", "run_nm_dynamic", "run_readelf", "sample", "shared_library_candidates", "shared_workdir", "stride_pick"]

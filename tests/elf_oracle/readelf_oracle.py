@@ -242,7 +242,8 @@ def run_nm_dynamic(paths: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-# readelf -h "Machine:" text → ldscope's machine name.
+# readelf -h "Machine:" text → ldscope's machine name. The entries whose name depends on
+# the class or byte order are the 64-bit little-endian kin; readelf_machine() refines them.
 READELF_MACHINES: dict[str, str] = {
     "Advanced Micro Devices X86-64": "x86_64",
     "AArch64": "aarch64",
@@ -251,11 +252,56 @@ READELF_MACHINES: dict[str, str] = {
     "PowerPC64": "ppc64le",
     "Intel 80386": "i386",
     "RISC-V": "riscv64",
+    "LoongArch": "loongarch64",
+    "MIPS R3000": "mips64",
+    "None": "none",
+    "Alpha": "alpha",
+    "HPPA": "hppa",
+    "MC68000": "m68k",
+    "PowerPC": "ppc",
+    "Sparc": "sparc",
+    "Sparc v8+": "sparc",
+    "Sparc v9": "sparcv9",
+    "ARCv2": "arc_compact2",
+    "ARCompact": "arc_compact",
+    "Renesas / SuperH SH": "sh",
+    "Siemens Tricore": "tricore",
+    "Texas Instruments TMS320C2000 DSP family": "tic2000",
+    "Microchip Technology dsPIC30F Digital Signal Controller": "dspic30f",
+    "Intel IA-64": "ia64",
+    "Linux BPF": "bpf",
+    "QUALCOMM DSP6 Processor": "hexagon",
+    "C-SKY": "csky",
 }
+# (64-bit name, 32-bit name, big-endian 64-bit name) where class or byte order decide.
+_READELF_BY_CLASS: dict[str, tuple[str, str, str]] = {
+    "Advanced Micro Devices X86-64": ("x86_64", "x32", "x86_64"),
+    "PowerPC64": ("ppc64le", "ppc64le", "ppc64"),
+    "RISC-V": ("riscv64", "riscv32", "riscv64"),
+    "LoongArch": ("loongarch64", "loongarch32", "loongarch64"),
+    "IBM S/390": ("s390x", "s390", "s390x"),
+    "MIPS R3000": ("mips64", "mips", "mips64"),
+}
+
+
+def readelf_machine(header: dict[str, str]) -> str | None:
+    """ldscope's machine name for a `readelf -h` header (its Machine, Class and Data lines);
+    None if readelf printed no Machine line, the description itself if it is unmapped."""
+    described = header.get("Machine")
+    if described is None:
+        return None
+    if described in _READELF_BY_CLASS:
+        wide, narrow, big = _READELF_BY_CLASS[described]
+        if header.get("Class") == "ELF32":
+            return narrow
+        return big if "big endian" in header.get("Data", "") else wide
+    return READELF_MACHINES.get(described, described)
+
+
 READELF_TYPES = {"NONE": 0, "REL": 1, "EXEC": 2, "DYN": 3, "CORE": 4}
 READELF_BINDS = {"LOCAL": 0, "GLOBAL": 1, "WEAK": 2, "UNIQUE": 10}
 READELF_SYMTYPES = {"NOTYPE": 0, "OBJECT": 1, "FUNC": 2, "SECTION": 3, "FILE": 4, "COMMON": 5,
-                    "TLS": 6, "IFUNC": 10}
+                    "TLS": 6, "IFUNC": 10, "REGISTER": 13}  # REGISTER: STT_SPARC_REGISTER
 READELF_VIS = {"DEFAULT": 0, "INTERNAL": 1, "HIDDEN": 2, "PROTECTED": 3}
 READELF_NDX = {"UND": 0, "ABS": C.SHN_ABS, "COM": C.SHN_COMMON, "LARGE_COM": 0xFF02}
 READELF_VERFLAGS = {"none": 0, "BASE": 1, "WEAK": 2, "INFO": 4}

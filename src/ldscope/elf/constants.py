@@ -13,27 +13,58 @@ ELFDATA2MSB = 2
 ET_NONE, ET_REL, ET_EXEC, ET_DYN, ET_CORE = 0, 1, 2, 3, 4
 ELF_TYPE_NAMES = {0: "NONE", 1: "REL", 2: "EXEC", 3: "DYN", 4: "CORE"}
 
-# e_machine: the ones people meet; anything else is named EM_<number>.
+# e_machine: every value binutils' include/elf/common.h names (binutils 2.43), as short
+# lowercase names in the style of GNU tools' architecture names. Where one value has several
+# names (a reused or deprecated number) the current one wins. Anything else is EM_<number>.
+# machine_name() refines some by class and byte order (ppc64le, riscv32/64, s390/s390x, x32).
 MACHINE_NAMES: dict[int, str] = {
-    0: "none",
-    2: "sparc",
-    3: "i386",
-    8: "mips",
-    20: "ppc",
-    21: "ppc64",
-    22: "s390x",
-    40: "arm",
-    42: "sh",
-    43: "sparcv9",
-    50: "ia64",
-    62: "x86_64",
-    183: "aarch64",
-    243: "riscv",
-    247: "bpf",
-    258: "loongarch",
-}
+    0: "none", 1: "m32", 2: "sparc", 3: "i386", 4: "m68k", 5: "m88k", 6: "iamcu", 7: "i860",
+    8: "mips", 9: "s370", 10: "mips_rs3_le", 11: "old_sparcv9", 15: "hppa", 17: "vpp550",
+    # SPARC v8+ (32-bit code using v9 instructions) is the 32-bit sparc ABI: the same loader,
+    # libraries and relocations, and GNU ld links it with EM_SPARC objects.
+    18: "sparc",
+    19: "i960", 20: "ppc", 21: "ppc64", 22: "s390x", 23: "spu", 36: "v800", 37: "fr20",
+    38: "rh32", 39: "mcore", 40: "arm", 41: "alpha", 42: "sh", 43: "sparcv9", 44: "tricore",
+    45: "arc", 46: "h8300", 47: "h8300h", 48: "h8s", 49: "h8500", 50: "ia64", 51: "mips_x",
+    52: "coldfire", 53: "m68hc12", 54: "mma", 55: "pcp", 56: "ncpu", 57: "ndr1",
+    58: "starcore", 59: "me16", 60: "st100", 61: "tinyj", 62: "x86_64", 63: "pdsp",
+    64: "pdp10", 65: "pdp11", 66: "fx66", 67: "st9plus", 68: "st7", 69: "m68hc16",
+    70: "m68hc11", 71: "m68hc08", 72: "m68hc05", 73: "svx", 74: "st19", 75: "vax", 76: "cris",
+    77: "javelin", 78: "firepath", 79: "zsp", 80: "mmix", 81: "huany", 82: "prism", 83: "avr",
+    84: "fr30", 85: "d10v", 86: "d30v", 87: "v850", 88: "m32r", 89: "mn10300", 90: "mn10200",
+    91: "picojava", 92: "or1k", 93: "arc_compact", 94: "xtensa", 95: "videocore",
+    96: "tmm_gpp", 97: "ns32k", 98: "tpc", 99: "snp1k", 100: "st200", 101: "ip2k", 102: "max",
+    103: "cr", 104: "f2mc16", 105: "msp430", 106: "blackfin", 107: "se_c33", 108: "sep",
+    109: "arca", 110: "unicore", 111: "excess", 112: "dxp", 113: "nios2", 114: "crx",
+    115: "xgate", 116: "c166", 117: "m16c", 118: "dspic30f", 119: "ce", 120: "m32c",
+    131: "tsk3000", 132: "rs08", 134: "ecog2", 135: "score", 136: "dsp24", 137: "videocore3",
+    138: "lm32", 139: "se_c17", 140: "tic6x", 141: "tic2000", 142: "tic5500", 144: "ti_pru",
+    160: "mmdsp_plus", 161: "cypress_m8c", 162: "r32c", 163: "trimedia",
+    164: "hexagon",  # EM_QDSP6: Qualcomm's DSP6 is Hexagon
+    165: "8051", 166: "stxp7x", 167: "nds32", 168: "ecog1x", 169: "maxq30", 170: "ximo16",
+    171: "manik", 172: "craynv2", 173: "rx", 174: "metag", 175: "elbrus", 176: "ecog16",
+    177: "cr16", 178: "etpu", 179: "sle9x", 180: "l1om", 181: "k1om", 183: "aarch64",
+    185: "avr32", 186: "stm8", 187: "tile64", 188: "tilepro", 189: "microblaze", 190: "cuda",
+    191: "tilegx", 192: "cloudshield", 193: "corea_1st", 194: "corea_2nd",
+    195: "arc_compact2", 196: "open8", 197: "rl78", 198: "videocore5", 199: "78k0r",
+    200: "56800ex", 201: "ba1", 202: "ba2", 203: "xcore", 204: "mchp_pic", 205: "intelgt",
+    210: "km32", 211: "kmx32", 212: "kmx16", 213: "kmx8", 214: "kvarc", 215: "cdp",
+    216: "coge", 217: "cool", 218: "norc", 219: "csr_kalimba", 220: "z80", 221: "visium",
+    222: "ft32", 223: "moxie", 224: "amdgpu", 243: "riscv", 244: "lanai", 245: "ceva",
+    246: "ceva_x2", 247: "bpf", 248: "graphcore_ipu", 249: "img1", 250: "nfp", 251: "ve",
+    252: "csky", 253: "arc_compact3_64", 254: "mcs6502", 255: "arc_compact3", 256: "kvx",
+    257: "65816", 258: "loongarch", 259: "kf32",
+    # Unofficial values binutils still reads (written before a number was assigned).
+    0x1057: "avr", 0x1059: "msp430", 0x1223: "epiphany", 0x2530: "mt", 0x3330: "fr30",
+    0x4157: "wasm", 0x4688: "xc16x", 0x4DEF: "s12z", 0x5441: "frv", 0x5AA5: "dlx",
+    0x7650: "d10v", 0x7676: "d30v", 0x8217: "ip2k", 0x9025: "ppc", 0x9026: "alpha",
+    0x9041: "m32r", 0x9080: "v850", 0xA390: "s390x", 0xABC7: "xtensa", 0xAD45: "xstormy16",
+    0xBAAB: "microblaze", 0xBEEF: "mn10300", 0xDEAD: "mn10200", 0xF00D: "mep",
+    0xFEB0: "m32c", 0xFEBA: "iq2000", 0xFEBB: "nios32", 0xFEED: "moxie",
+}  # fmt: skip
 EM_386, EM_PPC, EM_PPC64, EM_S390, EM_ARM = 3, 20, 21, 22, 40
 EM_X86_64, EM_AARCH64, EM_RISCV, EM_LOONGARCH, EM_MIPS = 62, 183, 243, 258, 8
+EM_S390_OLD = 0xA390
 
 # Section types
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA = 0, 1, 2, 3, 4
@@ -147,8 +178,10 @@ def machine_name(e_machine: int, elf_class: int = ELFCLASS64, little_endian: boo
         return "riscv64" if elf_class == ELFCLASS64 else "riscv32"
     if e_machine == EM_LOONGARCH:
         return "loongarch64" if elf_class == ELFCLASS64 else "loongarch32"
-    if e_machine == EM_S390:
+    if e_machine in (EM_S390, EM_S390_OLD):
         return "s390x" if elf_class == ELFCLASS64 else "s390"
+    if e_machine == EM_X86_64 and elf_class == ELFCLASS32:
+        return "x32"  # the x32 ABI: x86-64 code in ELFCLASS32 files (its own loader and libraries)
     if e_machine == EM_MIPS:
         return "mips64" if elf_class == ELFCLASS64 else "mips"
     return MACHINE_NAMES.get(e_machine, f"EM_{e_machine}")

@@ -29,7 +29,7 @@ from ldscope.linker.inputs._searchdirs import with_sysroot
 from ldscope.vocab import LinkErrorKind
 
 _EMULATION_MACHINE = {
-    "elf_x86_64": ("x86_64", 2), "elf_i386": ("i386", 1), "elf32_x86_64": ("x86_64", 1),
+    "elf_x86_64": ("x86_64", 2), "elf_i386": ("i386", 1), "elf32_x86_64": ("x32", 1),
     "aarch64linux": ("aarch64", 2), "armelf_linux_eabi": ("arm", 1),
     "elf64lppc": ("ppc64le", 2), "elf64_s390": ("s390x", 2), "elf64lriscv": ("riscv64", 2),
 }  # fmt: skip
