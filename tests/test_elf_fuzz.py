@@ -995,7 +995,7 @@ def _poisoned_case(seeds: tuple[Seed, ...], pick: int, fill: list[int], stride: 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "poisoned.elf"
         path.write_bytes(data)
-        # JSON only: text output of such names is KNOWN_CLI_GAPS' (see below).
+        # JSON here; text output of such names: test_non_utf8_names_in_text_output.
         for argv in (["info", "-v"], ["symbols", "--all"], ["symbols", "-D"]):
             res = CliRunner().invoke(cli, [*argv, "--format", "json", str(path)])
             assert res.exception is None or isinstance(res.exception, SystemExit), (
@@ -1005,20 +1005,11 @@ def _poisoned_case(seeds: tuple[Seed, ...], pick: int, fill: list[int], stride: 
                 json.loads(res.stdout)
 
 
-# Found by test_non_utf8_string_tables_through_the_cli: what the CLI (not the readers) does
-# wrong today. The owner of ldscope.cli/ldscope.report fixes it; the strict xfail below says
-# when the entry can go.
-KNOWN_CLI_GAPS: dict[str, str] = {
-    "text-output-non-utf8-names":
-        "info, info -v, symbols -D and load in --format text raise UnicodeEncodeError "
-        "('surrogates not allowed', from ldscope.cli.common.write_output's sys.stdout.write) "
-        "when a name has non-UTF-8 bytes and stdout is strict UTF-8 (a UTF-8 locale such as "
-        "en_US.UTF-8, PYTHONIOENCODING=utf-8:strict, click's CliRunner); under LC_ALL=C or "
-        "C.UTF-8 Python's stdout uses surrogateescape and the bytes pass through",
-}
+# Found by test_non_utf8_string_tables_through_the_cli: text output of non-UTF-8 names raised
+# UnicodeEncodeError ('surrogates not allowed') under a strict UTF-8 stdout (click's CliRunner,
+# a UTF-8 locale) until issue 12's escaping writer; kept as a regression case.
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=KNOWN_CLI_GAPS["text-output-non-utf8-names"])
 def test_non_utf8_names_in_text_output(peer_seeds: tuple[Seed, ...]) -> None:
     import tempfile
 

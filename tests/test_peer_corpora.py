@@ -47,22 +47,10 @@ pytestmark = pytest.mark.skipif(shutil.which("readelf") is None,
 # fixed in parallel: when one reads, test_known_reader_gap_is_fixed XPASSes (strict) and the
 # entry must go.
 KNOWN_READER_GAPS: dict[str, str] = {
-    # Separate debug files: .dynamic and its .dynstr are SHT_NOBITS (objcopy
-    # --only-keep-debug keeps the section headers, drops the contents). readelf says "There
-    # is no dynamic section in this file." and reads the rest (.symtab, notes).
-    "pyelftools:testfiles_for_unittests/debug_info.so.elf": "dynamic: dynamic section without a string table",
-    "pyelftools:testfiles_for_unittests/debuglink.debug": "dynamic: dynamic section without a string table",
-    "pyelftools:testfiles_for_unittests/dwarf_v5_forms.debug": "dynamic: dynamic section without a string table",
-    "libc6-dbg:*": "dynamic: dynamic section without a string table",
-    # e_shoff 65535 + 255 × 40 bytes beyond EOF: readelf says "Reading 10200 bytes extends
-    # past end of file for section headers" and reads the program headers and notes.
-    "pyelftools:testfiles_for_unittests/corrupt_sh.elf":
-        "open: section header table (255 × 40 bytes) extends past the end of the file",
-    # e_shentsize 0 (e_shoff 64) with e_shnum 0 / e_shnum 127: readelf warns ("possibly
-    # corrupt ELF file header" / "Section headers are not available!") and reads the file
-    # without sections.
-    "pyelftools:testfiles_for_unittests/section_header_bogus_size.elf": "open: bad section header size 0",
-    "pyelftools:testfiles_for_unittests/section_link_to_self.elf": "open: bad section header size 0",
+    # Empty: the separate debug files (pyelftools' three, all of libc6-dbg), corrupt_sh.elf,
+    # section_header_bogus_size.elf and section_link_to_self.elf were rejected until issue 12
+    # (debug files have a NOBITS .dynamic; broken section header tables are now a warning).
+    # They are read now, and agree with readelf: test_formerly_rejected_files_are_read.
 }
 
 # (corpus:relative path, comparison kind) → why readelf shows something else. Each is
@@ -87,10 +75,9 @@ ORACLE_DIFFERENCES: dict[tuple[str, str], str] = {
 # (corpus:relative path, comparison kind) → the field ldscope gets wrong today: readelf is
 # right. Checked like KNOWN_READER_GAPS (test_known_field_gap_is_fixed is a strict xfail).
 KNOWN_FIELD_GAPS: dict[tuple[str, str], str] = {
-    (f"pyelftools:testfiles_for_unittests/{name}", "dynamic.present"):
-        "program headers but no PT_DYNAMIC: ldscope reads the .dynamic section, which ld.so "
-        "never sees; readelf shows no dynamic section"
-    for name in ("note_after_gnu_property/main.elf", "note_with_segment_padding/main.elf")
+    # Empty: note_after_gnu_property/main.elf and note_with_segment_padding/main.elf have
+    # program headers but no PT_DYNAMIC; ldscope read their .dynamic section until issue 12,
+    # and now, as ld.so and readelf, sees no dynamic table (test_formerly_rejected_files_are_read).
 }
 
 FAST_CORPORA = ("pyelftools",)  # the fast lane (-m "not slow") reads only this one
@@ -147,45 +134,6 @@ def test_corpus_against_readelf(name: str) -> None:
     assert result.checked.get("header.machine", 0) == result.compared >= len(result.read)
     if result.compared:
         assert result.checked.get(".dynsym.symbol", 0) + result.checked.get(".symtab.symbol", 0) > 0
-
-
-def gap_params() -> list[object]:
-    return [pytest.param(key, marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"reader gap: {error}"),
-                                     *(() if key.startswith(FAST_CORPORA) else (pytest.mark.slow,))])
-            for key, error in KNOWN_READER_GAPS.items()]
-
-
-@pytest.mark.parametrize("key", gap_params())
-def test_known_reader_gap_is_fixed(key: str) -> None:
-    """XFAIL while ldscope rejects the file; XPASS (a failure: strict) once it reads it and
-    agrees with readelf: then remove the KNOWN_READER_GAPS entry."""
-    name, pattern = key.split(":", 1)
-    corpus = corpus_or_skip(name)
-    rels = [r for r in corpus.files if fnmatch.fnmatchcase(r, pattern)]
-    assert rels, f"{key} names no file of {name}"
-    errors = {rel: probe.ldscope_error(corpus.path(rel)) for rel in rels}
-    assert all(e is None for e in errors.values()), Counter(errors.values())
-    result = probe.evaluate(corpus.root, rels)
-    assert not result.mismatches, "\n".join(map(str, result.mismatches[:20]))
-
-
-def field_gap_params() -> list[object]:
-    return [pytest.param(key, marks=[pytest.mark.xfail(strict=True, raises=AssertionError,
-                                                       reason=f"reader gap: {why}")],
-                         id=f"{key[0]}:{key[1]}")
-            for key, why in KNOWN_FIELD_GAPS.items()]
-
-
-@pytest.mark.parametrize("key", field_gap_params())
-def test_known_field_gap_is_fixed(key: tuple[str, str]) -> None:
-    """XFAIL while ldscope and readelf differ on this field of this file; XPASS (a failure:
-    strict) once they agree: then remove the KNOWN_FIELD_GAPS entry."""
-    where, kind = key
-    name, rel = where.split(":", 1)
-    corpus = corpus_or_skip(name)
-    result = probe.evaluate(corpus.root, [rel])
-    assert result.compared == 1
-    assert [str(m) for m in result.mismatches if m.kind == kind] == []
 
 
 def test_oracle_differences_are_readelf_limits() -> None:
@@ -337,3 +285,28 @@ def test_sources_are_named_and_located() -> None:
     for package, (subdir, why) in src.CROSS_PACKAGES.items():
         assert subdir.startswith("usr/") and subdir.endswith("/lib") and why, package
     assert os.path.isabs(str(src.cache_root()))
+
+
+# The files that were KNOWN_READER_GAPS / KNOWN_FIELD_GAPS before issue 12's reader fixes:
+# each is read now, with nothing readelf disagrees with (a regression case each).
+FORMERLY_REJECTED = (
+    "pyelftools:testfiles_for_unittests/debug_info.so.elf",
+    "pyelftools:testfiles_for_unittests/debuglink.debug",
+    "pyelftools:testfiles_for_unittests/dwarf_v5_forms.debug",
+    "pyelftools:testfiles_for_unittests/corrupt_sh.elf",
+    "pyelftools:testfiles_for_unittests/section_header_bogus_size.elf",
+    "pyelftools:testfiles_for_unittests/section_link_to_self.elf",
+    "pyelftools:testfiles_for_unittests/note_after_gnu_property/main.elf",
+    "pyelftools:testfiles_for_unittests/note_with_segment_padding/main.elf",
+)
+
+
+@pytest.mark.parametrize("key", FORMERLY_REJECTED)
+def test_formerly_rejected_files_are_read(key: str) -> None:
+    name, rel = key.split(":", 1)
+    corpus = corpus_or_skip(name)
+    assert rel in corpus.files
+    assert probe.ldscope_error(corpus.path(rel)) is None
+    result = probe.evaluate(corpus.root, [rel])
+    unexplained = [m for m in result.mismatches if (key, m.kind) not in ORACLE_DIFFERENCES]
+    assert not unexplained, "\n".join(map(str, unexplained))
