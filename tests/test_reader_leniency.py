@@ -177,6 +177,10 @@ def test_broken_section_header_table_is_a_warning(hello: Path, tmp_path: Path, d
     info = _ldscope("info", program)
     assert info.returncode == 0 and "warning:" in info.stdout and "libc.so.6" in info.stdout
     assert _ldscope("load", program).returncode == 0
+    # Honest absence: the .symtab is not "stripped", it cannot be located.
+    listing = _ldscope("symbols", "--all", program)
+    assert listing.returncode == 1 and "no .symtab can be found" in listing.stderr
+    assert "stripped" not in listing.stderr
 
 
 def test_one_corrupt_symbol_name_is_shown_as_readelf_shows_it(hello: Path, tmp_path: Path) -> None:

@@ -258,7 +258,11 @@ def list_symbols(
     table_name = options.table or default_table(elf)
     table: SymbolTable | None = elf.symtab if table_name == "symtab" else elf.dynsym
     if table is None:
-        if table_name == "symtab":
+        unreadable = [w for w in elf.warnings if "section header" in w]
+        if table_name == "symtab" and unreadable and not len(elf.section_headers):
+            # Not stripped: its section headers (where a .symtab is found) cannot be read.
+            status, reason = "unreadable", f"no .symtab can be found: {unreadable[0]} (try --dynamic)"
+        elif table_name == "symtab":
             status, reason = "stripped", "no .symtab: the file is stripped (try --dynamic)"
         else:
             status, reason = "no-dynamic-symbols", "no dynamic symbol table (static or relocatable file; try --all)"
