@@ -5,6 +5,7 @@ inputs that are not there."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.linker.frontend import find_link_in_log
+from ldscope.linker.frontend import find_link_in_log, find_links_in_log
 from ldscope.linker.frontend._logparse import expand_rustc, toolchain_sysroot
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is needed")
@@ -110,3 +111,35 @@ def test_the_log_s_toolchain_gives_the_sysroot(tmp_path: Path) -> None:
            '  = note: "cc" "<sysroot>/lib/rustlib/x.rlib" "-o" "out"\n')
     found = find_link_in_log(log, env=env)
     assert found.argv[1] == f"{nightly}/lib/rustlib/x.rlib"
+
+
+@needs_gcc
+def test_every_link_of_a_log_is_predicted_and_each_fix_tried_on_the_others(tmp_path: Path) -> None:
+    """A make log linking a library and two programs that both miss -lm: one prediction per
+    link, and the -lm fix found for one program is tried on the other links (and fixes the
+    other program too, as the real linker confirms)."""
+    (tmp_path / "lib.c").write_text("int lib(void) { return 2; }\n")
+    (tmp_path / "a.c").write_text("double sqrt(double);\nint main(int c, char **v) { (void)v; return (int)sqrt(c); }\n")
+    (tmp_path / "b.c").write_text("double cos(double);\nint main(int c, char **v) { (void)v; return (int)cos(c); }\n")
+    subprocess.run(["gcc", "-c", "-fPIC", "lib.c", "a.c", "b.c"], cwd=tmp_path, check=True)
+    (tmp_path / "build.log").write_text(
+        "cc -shared -o libl.so lib.o\ncc -o prog_a a.o\n"
+        "/usr/bin/ld: a.o: in function `main':\na.c:(.text+0x1d): undefined reference to `sqrt'\n"
+        "collect2: error: ld returned 1 exit status\n"
+        "cc -o prog_b b.o\n/usr/bin/ld: b.o: undefined reference to `cos'\n"
+        "collect2: error: ld returned 1 exit status\nmake: *** [Makefile:5: all] Error 1\n")
+    links = find_links_in_log((tmp_path / "build.log").read_text(), str(tmp_path))
+    assert [link.argv[-1] for link in links] == ["lib.o", "a.o", "b.o"]
+    assert links[1].reported_symbols() == {"sqrt"} and links[2].reported_symbols() == {"cos"}
+    result = _link("--fix", "--from-log", str(tmp_path / "build.log"), "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["schema"] == "ldscope.link-log/1"
+    assert [r["links"] for r in document["links"]] == [True, False, False]
+    on_b = [c for c in document["fix_checks"] if c["fix_of"] == 1 and c["on"] == 2 and c["added"] == ["-lm"]]
+    assert on_b and on_b[0]["links_before"] is False and on_b[0]["links_after"] is True
+    assert subprocess.run(["cc", "-o", "prog_b", "b.o", "-lm"], cwd=tmp_path).returncode == 0
+    on_lib = [c for c in document["fix_checks"] if c["fix_of"] == 1 and c["on"] == 0]
+    assert on_lib and on_lib[0]["links_after"] is True
+    text = _link("--fix", "--from-log", str(tmp_path / "build.log"), cwd=tmp_path).stdout
+    assert "== link 2 of 3 in the log: prog_a" in text and "on link 3: links with it" in text

@@ -7,7 +7,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ldscope.analysis._link import build_report, link_report, simulate_command
+    from ldscope.analysis._link import (
+        FixCheck,
+        build_report,
+        check_fixes_across,
+        link_report,
+        simulate_command,
+    )
     from ldscope.analysis._link_results import InputSummary, LinkReport, TraceEntry
     from ldscope.analysis._load import LoadAnalysis, LoadOptions, new_analysis, open_target, simulate_load
 
@@ -15,6 +21,7 @@ if TYPE_CHECKING:
 # load or scan never the link model; `ldscope link` starts faster for it).
 _WHERE = {
     "build_report": "_link", "link_report": "_link", "simulate_command": "_link",
+    "FixCheck": "_link", "check_fixes_across": "_link",
     "InputSummary": "_link_results", "LinkReport": "_link_results", "TraceEntry": "_link_results",
     "LoadAnalysis": "_load", "LoadOptions": "_load", "new_analysis": "_load", "open_target": "_load",
     "simulate_load": "_load",
@@ -32,12 +39,14 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "FixCheck",
     "InputSummary",
     "LinkReport",
     "LoadAnalysis",
     "LoadOptions",
     "TraceEntry",
     "build_report",
+    "check_fixes_across",
     "link_report",
     "new_analysis",
     "open_target",

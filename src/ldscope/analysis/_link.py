@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ldscope.analysis._link_results import InputSummary, LinkReport, TraceEntry
 from ldscope.explain import LinkError, LinkExplainer, trace_symbol
-from ldscope.fixes import evaluate
+from ldscope.fixes import Fix, evaluate
 from ldscope.linker import Simulation, link_environment, simulate_argv
-from ldscope.linker.frontend import LinkLine, resolve_link_line
+from ldscope.linker.frontend import CommandLineError, LinkLine, resolve_link_line
 from ldscope.linker.inputs import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
 from ldscope.vocab import LinkErrorKind
 
@@ -132,3 +133,56 @@ def link_report(argv: Sequence[str], cwd: str | None = None, linker: str | None 
     """The full report for a command line (driver, linker or @response file)."""
     line = resolve_link_line(list(argv), cwd=cwd, linker=linker, env=env, use_driver=use_driver)
     return build_report(line, env=env, fix=fix, confirm=confirm, search=search)
+
+
+@dataclass(frozen=True, slots=True)
+class FixCheck:
+    """One fix of one link, tried on another link line of the same build."""
+
+    fix_of: int  # index of the link whose fix it is
+    fix_id: str
+    on: int  # index of the link it was tried on
+    added: tuple[str, ...]  # the words added (at the end, as rustc or the user appends them)
+    links_before: bool
+    links_after: bool
+
+
+def check_fixes_across(lines: Sequence[LinkLine], reports: Sequence[LinkReport]) -> tuple[FixCheck, ...]:
+    """Every fix that adds words at the end of the user's command (rustc's link-arg, a
+    driver line's `-l…`), tried on each other link line of the log: a fix made for one test
+    binary must not be checked on that one only."""
+    checks: list[FixCheck] = []
+    for k, (line, report) in enumerate(zip(lines, reports)):
+        for fix in report.fixes:
+            added = _appended_words(line, fix)
+            if added is None:
+                continue
+            for j, (other, other_report) in enumerate(zip(lines, reports)):
+                if j == k:
+                    continue
+                after = _links_with(other, added)
+                if after is not None:
+                    checks.append(FixCheck(k, fix.id, j, added, other_report.links, after))
+    return tuple(checks)
+
+
+def _appended_words(line: LinkLine, fix: Fix) -> tuple[str, ...] | None:
+    """The words a fix appends to the user's command, or None if it does something else."""
+    if not (fix.fixes_alone and fix.user_links and fix.user_argv):
+        return None
+    base = line.argv if fix.user_argv[:len(line.argv)] == line.argv else line.original
+    if tuple(fix.user_argv[:len(base)]) != tuple(base) or len(fix.user_argv) == len(base):
+        return None
+    return tuple(fix.user_argv[len(base):])
+
+
+def _links_with(line: LinkLine, added: tuple[str, ...]) -> bool | None:
+    """Whether `line` links with `added` at the end of its command (None: cannot tell)."""
+    try:
+        if line.source == "log" and line.original == line.argv:
+            return simulate_argv(line, (*line.argv, *added)).links
+        edited = resolve_link_line([*line.original, *added], cwd=line.cwd, linker=line.linker,
+                                   use_driver=line.source != "driver-fallback", source=line.source)
+    except CommandLineError:
+        return None
+    return simulate_argv(edited).links

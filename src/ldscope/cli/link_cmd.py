@@ -6,6 +6,7 @@ import dataclasses
 import os
 import sys
 import tempfile
+from typing import Any
 
 import click
 
@@ -87,6 +88,12 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
             # the log names (`ninja -C build`, `cd sub &&`) are taken from there.
             base = os.path.abspath(cwd) if cwd else (os.path.dirname(os.path.abspath(from_log))
                                                      if from_log != "-" else os.getcwd())
+            from ldscope.linker.frontend import find_links_in_log
+
+            every = find_links_in_log(text, base)
+            if len(every) > 1:
+                _every_link(every, base, cwd, linker, no_driver, fix or ablate, search=not no_search, why=why,
+                            output_format=output_format, output=output, verbose=verbose, ablate=ablate)
             found = find_link_in_log(text, base)
             where = found.cwd or base
             if cwd and found.cwd and os.path.isabs(found.cwd) and not os.path.isdir(found.cwd):
@@ -113,13 +120,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
         diagnose("link", "the line has no inputs: nothing to simulate")
         raise SystemExit(EXIT_INPUT_ERROR)
     if from_log:
-        # The log's own relative file names: what depends on the directory it is read from.
-        files = [i for i in report.inputs if not i.spec.startswith(("-", "<", "/")) and " (from " not in i.spec]
-        if files and all(i.problem == "missing-input" for i in files):
-            # A prediction from files that are not there would be a confident wrong answer.
-            diagnose("link", f"none of the log's {len(files)} input files is found from {line.cwd} "
-                             f"(first: {files[0].spec}): pass --cwd DIR, the directory the build ran in")
-            raise SystemExit(EXIT_INPUT_ERROR)
+        _refuse_if_inputs_absent([report])
     if output_format == "json":
         text_out = dumps(link_json(report))
     elif output_format == "sarif":
@@ -128,6 +129,64 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
         text_out = render_link_text(report, verbose=verbose, ablate=ablate)
     write_output(text_out, output)
     raise SystemExit(EXIT_CLEAN if report.links else EXIT_FINDINGS)
+
+
+def _refuse_if_inputs_absent(reports: list[Any]) -> None:
+    """Exit 2 when none of a log's own (relative) input files is there: a prediction from
+    files that are not there would be a confident wrong answer."""
+    files = [i for r in reports for i in r.inputs
+             if not i.spec.startswith(("-", "<", "/")) and " (from " not in i.spec]
+    if files and all(i.problem == "missing-input" for i in files):
+        diagnose("link", f"none of the log's {len(files)} input files is found from {reports[0].cwd} "
+                         f"(first: {files[0].spec}): pass --cwd DIR, the directory the build ran in")
+        raise SystemExit(EXIT_INPUT_ERROR)
+
+
+def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None, no_driver: bool, fix: bool,
+                search: bool, why: tuple[str, ...], output_format: str, output: str | None, verbose: bool,
+                ablate: bool) -> None:
+    """A log with several link steps (`cargo test --no-run`, a make of a library and its
+    tools): one prediction per link, and each fix tried on the other links too. Exits."""
+    from ldscope.analysis import build_report, check_fixes_across
+    from ldscope.linker.frontend import CommandLineError, resolve_link_line
+    from ldscope.report import dumps, link_json, render_link_text
+
+    lines: list[Any] = []
+    reports: list[Any] = []
+    for found in every:
+        where = found.cwd or base
+        if cwd and found.cwd and os.path.isabs(found.cwd) and not os.path.isdir(found.cwd):
+            where = base
+        try:
+            line = resolve_link_line(list(found.argv), cwd=where, linker=linker, use_driver=not no_driver,
+                                     source="log")
+        except CommandLineError as exc:
+            diagnose("link", f"a link step of the log is skipped: {exc}")
+            continue
+        line = dataclasses.replace(line, notes=(*found.notes, *line.notes, *_log_notes(found)))
+        lines.append(line)
+        reports.append(build_report(line, fix=fix, search=search, why=why))
+    _refuse_if_inputs_absent(reports)
+    checks = check_fixes_across(lines, reports)
+    if output_format == "json":
+        document = {"schema": "ldscope.link-log/1", "links": [link_json(r) for r in reports],
+                    "fix_checks": [{"fix_of": c.fix_of, "fix": c.fix_id, "on": c.on, "added": list(c.added),
+                                    "links_before": c.links_before, "links_after": c.links_after}
+                                   for c in checks]}
+        write_output(dumps(document), output)
+    else:
+        parts = []
+        for k, report in enumerate(reports):
+            target = next((report.original[i + 1] for i, w in enumerate(report.original[:-1]) if w == "-o"), "?")
+            parts.append(f"== link {k + 1} of {len(reports)} in the log: {os.path.basename(target)}\n"
+                         + render_link_text(report, verbose=verbose, ablate=ablate))
+        for c in checks:
+            effect = ("still links" if c.links_after else "FAILS with it") if c.links_before else (
+                "links with it" if c.links_after else "still fails")
+            parts.append(f"{'fix of link ' + str(c.fix_of + 1)} ({c.fix_id}, adds {' '.join(c.added)}) on link "
+                         f"{c.on + 1}: {effect}\n")
+        write_output("\n".join(parts), output)
+    raise SystemExit(EXIT_CLEAN if reports and all(r.links for r in reports) else EXIT_FINDINGS)
 
 
 def _read_log(path: str) -> str:

@@ -16,7 +16,7 @@ from ldscope.linker.frontend._cmdline import (
     split_quoted,
 )
 from ldscope.linker.frontend._driver import fallback_linker_argv, is_driver_name
-from ldscope.linker.frontend._logparse import LogLink, find_link_in_log
+from ldscope.linker.frontend._logparse import LogLink, find_link_in_log, find_links_in_log
 from ldscope.linker.frontend._options import (
     LineItem,
     LinkOptions,
@@ -39,6 +39,7 @@ __all__ = [
     "expand_response_files",
     "fallback_linker_argv",
     "find_link_in_log",
+    "find_links_in_log",
     "is_driver_name",
     "linker_from_program",
     "output_kind",

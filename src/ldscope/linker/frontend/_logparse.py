@@ -198,6 +198,64 @@ def _build_tool(lines: list[str], cwd: str | None, env: Mapping[str, str]) -> Lo
     return LogLink(tuple(words), run_dir, "build-tool command", (), reported)
 
 
+def _all_rustc(lines: list[str], env: Mapping[str, str]) -> list[LogLink]:
+    """Every rustc linker line in the log (a `cargo test --no-run` links each test)."""
+    toolchain = next((m.group(1) or m.group(2) for line in lines for m in [_TOOLCHAIN.search(line)] if m), None)
+    found: list[LogLink] = []
+    starts: list[int] = []
+    for i, line in enumerate(lines):
+        m = _RUST_NOTE.search(line)
+        origin = "rustc linker note"
+        if not m:
+            m = _RUST_ARGS.match(line)
+            origin = "rustc --print link-args"
+        if not m:
+            continue
+        words = strip_env_assignments(split_quoted(m.group(1)))
+        if not words or not (is_driver_name(os.path.basename(words[0])) or linker_from_program(words[0], env)):
+            continue
+        notes: list[str] = []
+        found.append(LogLink(tuple(expand_rustc(words, notes, env, toolchain)), None, origin, tuple(notes), ()))
+        starts.append(i)
+    return _with_reports(found, starts, lines, strip_note=True)
+
+
+def _all_build_tool(lines: list[str], cwd: str | None, env: Mapping[str, str]) -> list[LogLink]:
+    """Every link command of a make/ninja/CMake log, each with its directory."""
+    found: list[LogLink] = []
+    starts: list[int] = []
+    where = cwd
+    for i, line in enumerate(lines):
+        m = _ENTERING.search(line)
+        if m:
+            where = _relative_to(cwd, m.group(1))
+            continue
+        words, cd = _shell_words(line)
+        if _links(words, env):
+            found.append(LogLink(tuple(words), _relative_to(where, cd) if cd else where, "build-tool command", (), ()))
+            starts.append(i)
+    return _with_reports(found, starts, lines, strip_note=False)
+
+
+def _with_reports(found: list[LogLink], starts: list[int], lines: list[str], strip_note: bool) -> list[LogLink]:
+    """Each link with the linker error lines between it and the next link command."""
+    out = []
+    for k, link in enumerate(found):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        chunk = [x.strip() for x in lines[starts[k] + 1:end] if _is_error(x)]
+        if strip_note:
+            chunk = [x.removeprefix("= note:").strip() for x in chunk]
+        out.append(LogLink(link.argv, link.cwd, link.origin, link.notes, tuple(chunk)))
+    return out
+
+
+def find_links_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> list[LogLink]:
+    """Every link command in a build log, in order (the failing one among them); [] if none."""
+    lines = text.splitlines()
+    variables = environment_or_process(env)
+    return _all_rustc(lines, variables) or _all_build_tool(lines, cwd, variables)
+
+
 def _relative_to(base: str | None, directory: str) -> str:
     """`directory` as the build saw it, from `base` when it is relative."""
     if os.path.isabs(directory) or base is None:
