@@ -97,3 +97,34 @@ def test_the_stack_protector_incident_is_predicted_exactly(tmp_path: Path) -> No
     assert real.returncode != 0 and not report.links
     assert report.errors[0].message.splitlines() == real.stderr.splitlines()[:2]
     assert any(f.fixes_alone for f in report.fixes)
+
+
+@pytest.mark.slow  # writes two 70 MiB and one 140 MiB object
+def test_aarch64_branch_range_inside_and_between_sections(tmp_path: Path) -> None:
+    """A B/BL reaches ±128 MiB. Out of reach inside one input section (a 140 MiB .skip):
+    bfd and gold fail, lld links, mold 1.10 crashes. Between two input sections all four
+    insert veneers or thunks and link. Each against the real linker."""
+    if shutil.which("aarch64-linux-gnu-as") is None:
+        pytest.skip("needs binutils-aarch64-linux-gnu")
+    one = "\t.text\n\t.globl _start\n_start:\n\tbl far_func\n\tb far_func\n\tret\n\t.skip 140*1024*1024\n" \
+          "\t.globl far_func\nfar_func:\n\tret\n"
+    (tmp_path / "a.s").write_text(one)
+    (tmp_path / "b1.s").write_text("\t.text\n\t.globl _start\n_start:\n\tbl far_func\n\tret\n\t.skip 70*1024*1024\n")
+    (tmp_path / "b2.s").write_text("\t.text\n\t.skip 70*1024*1024\n\t.globl far_func\nfar_func:\n\tret\n")
+    for name in ("a", "b1", "b2"):
+        subprocess.run(["aarch64-linux-gnu-as", f"{name}.s", "-o", f"{name}.o"], cwd=tmp_path, check=True)
+    real_programs = {"bfd": ["aarch64-linux-gnu-ld"], "gold": ["aarch64-linux-gnu-ld.gold"],
+                     "lld": ["ld.lld", "-m", "aarch64linux"], "mold": ["mold", "-m", "aarch64linux"]}
+    for linker, program in real_programs.items():
+        if shutil.which(program[0]) is None:
+            continue
+        for inputs, expect_links in ((["a.o"], linker == "lld"), (["b1.o", "b2.o"], True)):
+            real = subprocess.run([*program, *inputs, "-o", "out"], cwd=tmp_path, capture_output=True, text=True)
+            assert (real.returncode == 0) == expect_links, (linker, inputs, real.returncode, real.stderr[:300])
+            report = build_report(resolve_link_line(["aarch64-linux-gnu-ld", *inputs, "-o", "out"],
+                                                    cwd=str(tmp_path), linker=linker))
+            assert report.links == expect_links, (linker, inputs, [e.message for e in report.errors])
+            if linker == "bfd" and not expect_links:
+                wanted = [x for x in real.stderr.splitlines() if "relocation truncated to fit" in x][0]
+                assert report.errors[0].message.endswith(wanted)
+            (tmp_path / "out").unlink(missing_ok=True)

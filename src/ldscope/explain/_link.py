@@ -319,6 +319,12 @@ class LinkExplainer:
                     + ". The simulation continues without it (the verdict is partial)")
         if e.kind == LinkErrorKind.UNKNOWN_OPTION:
             return f"{self.label} does not accept {e.detail}"
+        if e.kind == LinkErrorKind.BRANCH_OUT_OF_RANGE:
+            return (f"an AArch64 B/BL reaches ±128 MiB; this one targets {e.key} further away inside the "
+                    "same input section, where no linker can place a veneer (between sections bfd, gold, "
+                    "lld and mold all insert one). lld links it (a thunk); bfd and gold fail; mold 1.10 "
+                    "crashes. Split the code into more sections (-ffunction-sections), shrink it (an "
+                    "optimised build), or use -mcmodel=large")
         if e.kind == LinkErrorKind.HIDDEN_UNDEFINED:
             who = self.sim.outcome.units[e.uid].display if e.uid is not None else "an object"
             return (f"{who} declares {e.key} with hidden visibility, so it must be defined inside this "

@@ -70,6 +70,24 @@ def add_non_pic_errors(outcome: Outcome, policy: Policy, kind: str) -> None:
                       fatal=policy.name == "bfd")
 
 
+def add_long_branch_errors(outcome: Outcome, policy: Policy) -> None:
+    """AArch64 branches out of reach inside one input section (see Policy.long_branch_in_section)."""
+    rule = policy.long_branch_in_section
+    if rule == "thunk":
+        return
+    for u in outcome.units:
+        if not isinstance(u.facts, ObjectFacts):
+            continue
+        for b in u.facts.long_branches:
+            detail = (f"({b.section}+{b.offset:#x}): relocation truncated to fit: {b.type} against symbol "
+                      f"`{b.target}' defined in {b.section} section in {u.display}")
+            if rule == "crash":
+                detail = f"a {b.type} to {b.target} {abs(b.distance) >> 20} MiB away inside {u.display}({b.section})"
+            outcome.error(LinkErrorKind.BRANCH_OUT_OF_RANGE, b.target, u.uid, detail=detail)
+            if rule == "crash":
+                return  # the process dies at the first
+
+
 def non_pic_wording(linker: str, r: NonPicRelocation, kind: str, referrer: str) -> str:
     """The part of each linker's message that names the relocation (measured: bfd 2.40,
     gold 1.16, lld 14, mold 1.10)."""

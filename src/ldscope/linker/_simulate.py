@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ldscope.linker._environment import LinkEnvironment, link_environment
-from ldscope.linker._output_checks import add_non_pic_errors, static_dynamic_objects, undefined_version_errors
+from ldscope.linker._output_checks import (
+    add_long_branch_errors,
+    add_non_pic_errors,
+    static_dynamic_objects,
+    undefined_version_errors,
+)
 from ldscope.linker.engines import (
     POLICIES,
     Engine,
@@ -76,6 +81,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
         outcome.fatal = True
     outcome.errors.extend(undefined_version_errors(opts, policy, outcome, line.cwd))
     add_non_pic_errors(outcome, policy, kind)
+    add_long_branch_errors(outcome, policy)
     refused = unsupported_options(opts, policy.name)
     if refused:
         hidden = [replace(e, shown=False) for e in outcome.errors]

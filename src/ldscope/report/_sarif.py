@@ -49,6 +49,7 @@ LINK_RULES: dict[LinkErrorKind, str] = {
     LinkErrorKind.CORRUPT_INPUT: "An input (or an archive member) cannot be read.",
     LinkErrorKind.ARCHIVE_NO_INDEX: "An archive has no symbol index (run ranlib).",
     LinkErrorKind.UNKNOWN_OPTION: "The linker does not accept an option on the line.",
+    LinkErrorKind.BRANCH_OUT_OF_RANGE: "A branch is further from its target than it reaches, inside one section.",
     LinkErrorKind.HIDDEN_UNDEFINED: "A symbol referenced with hidden visibility is defined nowhere in a shared link.",
     LinkErrorKind.NON_PIC_RELOCATION: "An object compiled without -fPIC is linked into a shared object or PIE.",
     LinkErrorKind.UNDEFINED_VERSION: "A version script names a symbol that nothing in the link defines.",

@@ -66,6 +66,7 @@ class LinkErrorKind(Words):
     CORRUPT_INPUT = "corrupt-input"
     ARCHIVE_NO_INDEX = "archive-no-index"
     UNKNOWN_OPTION = "unknown-option"
+    BRANCH_OUT_OF_RANGE = "branch-out-of-range"  # a B/BL further than it reaches, no veneer possible
     HIDDEN_UNDEFINED = "hidden-undefined"  # a hidden reference nothing in a shared link defines
     NON_PIC_RELOCATION = "non-pic-relocation"  # recompile with -fPIC
     UNDEFINED_VERSION = "undefined-version"  # a version script names a symbol nothing defines

@@ -19,6 +19,7 @@ _CHOICES = {
     "static_dynamic_object": {"static-region", "static-link", "accept"},
     "undefined_version_error": {"opt-in", "default", "never"},
     "non_pic_reports": {"first", "each"},
+    "long_branch_in_section": {"error", "thunk", "crash"},
 }
 
 
@@ -51,6 +52,11 @@ class Policy:
     # warning ("never": mold 1.10).
     undefined_version_error: str
     non_pic_reports: str  # relocations a PIC output cannot hold: the "first" (bfd, gold) or "each"
+    # An AArch64 CALL26/JUMP26 out of reach inside one input section (measured with a .skip of
+    # 140 MiB): bfd "relocation truncated to fit", gold "Stub is too far away" ("error"), lld
+    # links ("thunk"), mold 1.10 crashes with a segmentation fault ("crash"). Between input
+    # sections all four insert veneers/thunks and link.
+    long_branch_in_section: str
 
     @property
     def label(self) -> str:

@@ -45,6 +45,18 @@ class NonPicRelocation:
 
 
 @dataclass(frozen=True, slots=True)
+class LongBranch:
+    """An AArch64 B/BL (R_AARCH64_JUMP26/CALL26, ±128 MiB) to a symbol of its own input
+    section further away than it reaches: no linker can put a veneer inside a section."""
+
+    type: str  # R_AARCH64_CALL26
+    target: str
+    section: str
+    offset: int
+    distance: int
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectFacts:
     """Global symbols of one relocatable object (a file or an archive member)."""
 
@@ -69,6 +81,7 @@ class ObjectFacts:
     tls_relaxable: frozenset[str] = frozenset()
     non_pic: tuple[NonPicRelocation, ...] = ()  # absolute 32-bit relocations in loaded sections
     hidden_undef: frozenset[str] = frozenset()  # undefined with hidden/internal visibility: must be linked in
+    long_branches: tuple[LongBranch, ...] = ()  # branches out of range inside one section
 
     def defines(self, key: str) -> bool:
         """True if the object defines `key` (strong, weak or common)."""
@@ -205,6 +218,9 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     non_pic = _non_pic_relocations(elf)
     if non_pic:
         facts = replace(facts, non_pic=non_pic)
+    long_branches = _long_branches(elf)
+    if long_branches:
+        facts = replace(facts, long_branches=long_branches)
     if facts.undef and elf.symtab is not None:
         table = elf.symtab
         hidden = np.flatnonzero((table.section_index == C.SHN_UNDEF) & np.isin(table.visibility, (1, 2)))
@@ -259,6 +275,39 @@ def _non_pic_relocations(elf: ElfFile) -> tuple[NonPicRelocation, ...]:
                                           sections[sec.info].name, int(relocs.offsets[k])))
         if len(found) >= _MAX_NON_PIC:
             break
+    return tuple(found)
+
+
+_BRANCH26 = {283: "R_AARCH64_CALL26", 282: "R_AARCH64_JUMP26"}
+_BRANCH_REACH = 1 << 27  # ±128 MiB
+
+
+def _long_branches(elf: ElfFile) -> tuple[LongBranch, ...]:
+    """CALL26/JUMP26 relocations whose target lies in the same section, out of reach. Only
+    sections larger than the reach can hold one, so most objects cost one size test."""
+    if elf.e_machine != C.EM_AARCH64 or elf.e_type != C.ET_REL:
+        return ()
+    sections = elf.sections
+    if not any(s.size >= _BRANCH_REACH for s in sections):
+        return ()
+    table = elf.symtab
+    if table is None:
+        return ()
+    found: list[LongBranch] = []
+    for sec, relocs in elf.section_relocations:
+        if not 0 < sec.info < len(sections) or sections[sec.info].size < _BRANCH_REACH:
+            continue
+        for k in np.flatnonzero(np.isin(relocs.types, list(_BRANCH26))).tolist():
+            sym = int(relocs.symbol_indices[k])
+            if not 0 < sym < len(table) or int(table.section_index[sym]) != sec.info:
+                continue
+            addend = int(relocs.addends[k]) if relocs.addends is not None else 0
+            distance = int(table.entries["st_value"][sym]) + addend - int(relocs.offsets[k])
+            if not -_BRANCH_REACH <= distance < _BRANCH_REACH:
+                found.append(LongBranch(_BRANCH26[int(relocs.types[k])], table.name(sym),
+                                        sections[sec.info].name, int(relocs.offsets[k]), distance))
+            if len(found) >= _MAX_NON_PIC:
+                return tuple(found)
     return tuple(found)
 
 
