@@ -125,6 +125,6 @@ def test_aarch64_branch_range_inside_and_between_sections(tmp_path: Path) -> Non
                                                     cwd=str(tmp_path), linker=linker))
             assert report.links == expect_links, (linker, inputs, [e.message for e in report.errors])
             if linker == "bfd" and not expect_links:
-                wanted = [x for x in real.stderr.splitlines() if "relocation truncated to fit" in x][0]
+                wanted = next(x for x in real.stderr.splitlines() if "relocation truncated to fit" in x)
                 assert report.errors[0].message.endswith(wanted)
             (tmp_path / "out").unlink(missing_ok=True)
