@@ -69,7 +69,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     """
     from ldscope.analysis import build_report
     from ldscope.linker.frontend import CommandLineError, resolve_link_line
-    from ldscope.report import dumps, link_json, link_sarif, render_link_text
+    from ldscope.report import dumps, link_json, render_link_text
 
     if bool(command) == bool(from_log):
         raise click.UsageError("give either a command after `--` or --from-log FILE")
@@ -124,6 +124,8 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     if output_format == "json":
         text_out = dumps(link_json(report))
     elif output_format == "sarif":
+        from ldscope.report import link_sarif  # the SARIF writer imports the scan's tables
+
         text_out = dumps(link_sarif(report))
     else:
         text_out = render_link_text(report, verbose=verbose, ablate=ablate)
