@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.linker.frontend import CompilesFirstError, NotALinkError, resolve_link_line
+from ldscope.linker.frontend import CompilesFirstError, DriverRefusedError, NotALinkError, resolve_link_line
 from ldscope.linker.frontend._driver import compile_commands, driver_plan
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is needed")
@@ -94,3 +94,16 @@ def test_compile_is_refused_for_commands_from_a_log(sources: Path) -> None:
     log.write_text("gcc h.c -o h\n")
     result = _link("--compile", "--from-log", str(log), cwd=sources)
     assert result.returncode == 2 and "not one from a log" in result.stderr
+
+
+def test_a_driver_command_without_inputs_fails_as_the_driver_says(sources: Path) -> None:
+    """Dropping the only object of a link line: gcc stops with "no input files" before any
+    linker runs (found on bzip2's real lines); predicted as that failure, not a fallback link."""
+    real = subprocess.run(["gcc", "-O2", "-o", "app"], cwd=sources, capture_output=True, text=True)
+    assert real.returncode == 1 and "gcc: fatal error: no input files" in real.stderr
+    with pytest.raises(DriverRefusedError, match="no input files"):
+        resolve_link_line(["gcc", "-O2", "-o", "app"], cwd=str(sources))
+    result = _link("--", "gcc", "-O2", "-o", "app", cwd=sources)
+    assert result.returncode == 1 and "gcc: fatal error: no input files" in result.stdout
+    # A -l alone is an input: gcc links (and fails on main), so does the model.
+    assert resolve_link_line(["gcc", "-lm", "-o", "app"], cwd=str(sources)).linker == "bfd"

@@ -54,3 +54,22 @@ def test_inputs_named_twice_agree_with_the_real_linker(project: Path, linker: st
     del fixed[len(words) - 3]  # the second copy: last input before -o m
     again = subprocess.run(fixed, cwd=project, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.skipif("lld" not in LINKERS, reason="ld.lld needed")
+def test_lld_stops_after_its_error_limit(tmp_path: Path) -> None:
+    """lld prints 20 errors, then "too many errors emitted, stopping now" (--error-limit);
+    the same 20 are the ones shown, the rest are found but not shown (found on real lines)."""
+    (tmp_path / "many.c").write_text("".join(f"int f{k}(void) {{ return {k}; }}\n" for k in range(25)))
+    (tmp_path / "main.c").write_text("int f0(void);\nint main(void) { return f0(); }\n")
+    subprocess.run(["gcc", "-c", "-fPIC", "many.c", "main.c"], cwd=tmp_path, check=True)
+    words = ["gcc", "-fuse-ld=lld", "main.o", "many.o", "many.o", "-o", "m"]
+    real = subprocess.run(words, cwd=tmp_path, capture_output=True, text=True)
+    reported = [line.split("duplicate symbol: ")[1] for line in real.stderr.splitlines() if "duplicate symbol: " in line]
+    assert len(reported) == 20 and "too many errors emitted" in real.stderr
+    report = build_report(resolve_link_line(words, cwd=str(tmp_path)))
+    shown = [e.symbol for e in report.errors if e.shown]
+    assert sorted(shown) == sorted(reported)
+    assert sum(1 for e in report.errors if not e.shown) == 5
+    unlimited = build_report(resolve_link_line([*words[:-2], "-Wl,--error-limit=0", "-o", "m"], cwd=str(tmp_path)))
+    assert sum(1 for e in unlimited.errors if e.shown) == 25

@@ -89,3 +89,19 @@ def test_fixes_are_given_on_the_user_s_own_command_and_really_link(tmp_path: Pat
     add_m = next(f for f in missing_m.fixes if f.fixes_alone and "-lm" in f.description)
     assert add_m.user_argv[-1] == "-lm" or "-lm" in add_m.user_argv
     assert subprocess.run(list(add_m.user_argv), cwd=tmp_path).returncode == 0
+
+
+def test_cxx_names_in_messages_are_demangled_as_the_linkers_print_them(tmp_path: Path) -> None:
+    """The linkers demangle without c++filt's verbose mode: `std::istream`, not
+    `std::basic_istream<char, std::char_traits<char> >` (found on yaml-cpp's real link lines)."""
+    (tmp_path / "m.cc").write_text("#include <iosfwd>\n#include <string>\nvoid parse(std::istream &);\n"
+                                   "void name(const std::string &);\nint main() { parse(*(std::istream *)0); "
+                                   "name(std::string()); }\n")
+    subprocess.run(["g++", "-c", "-D_GLIBCXX_USE_CXX11_ABI=1", "m.cc"], cwd=tmp_path, check=True)
+    real = subprocess.run(["g++", "-fuse-ld=bfd", "m.o", "-o", "m"], cwd=tmp_path, capture_output=True, text=True)
+    assert "undefined reference to `parse(std::istream&)'" in real.stderr
+    report = _report(["g++", "-fuse-ld=bfd", "m.o", "-o", "m"], tmp_path, fix=False)
+    messages = [e.message for e in report.errors]
+    assert any("undefined reference to `parse(std::istream&)'" in m for m in messages), messages
+    wanted = next(x for x in real.stderr.splitlines() if "name(" in x).split("undefined reference to ")[1]
+    assert any(wanted in m for m in messages), (wanted, messages)

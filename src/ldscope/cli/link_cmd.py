@@ -15,6 +15,7 @@ from ldscope.cli.common import (
     EXIT_FINDINGS,
     EXIT_INPUT_ERROR,
     diagnose,
+    is_quiet,
     output_options,
     write_output,
 )
@@ -76,7 +77,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     if compile_first and from_log:
         # Never run a program named by a log: it is not the user's own command line.
         raise click.UsageError("--compile runs the compiler of a command you give, not one from a log")
-    from ldscope.linker.frontend import CompilesFirstError
+    from ldscope.linker.frontend import CompilesFirstError, DriverRefusedError
 
     scratch = tempfile.TemporaryDirectory(prefix="ldscope-compile-") if compile_first else None
     try:
@@ -105,6 +106,11 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
             line = resolve_link_line(list(command), cwd=cwd, linker=linker, use_driver=not no_driver,
                                      compile_into=scratch.name if scratch is not None else None)
         report = build_report(line, fix=fix or ablate, confirm=confirm, search=not no_search, why=why)
+    except DriverRefusedError as exc:
+        # The command fails before any linker runs: a prediction (exit 1), not a usage error.
+        if not is_quiet():
+            click.echo(f"ldscope link: the driver refuses the command — the link FAILS\n  | {exc}")
+        raise SystemExit(EXIT_FINDINGS) from None
     except CompilesFirstError as exc:
         diagnose("link", str(exc))
         if exc.link_step:

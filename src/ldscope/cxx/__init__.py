@@ -3,7 +3,7 @@ C++ signatures parsed into parts, compared parameter by parameter."""
 
 from __future__ import annotations
 
-from ldscope.cxx._demangle import backend_versions, demangle, demangle_many, is_mangled
+from ldscope.cxx._demangle import backend_versions, demangle, demangle_like_linkers, demangle_many, is_mangled
 from ldscope.cxx._signature import (
     DIFFERENCE_KINDS,
     DifferenceKind,
@@ -21,6 +21,7 @@ __all__ = [
     "backend_versions",
     "compare_signatures",
     "demangle",
+    "demangle_like_linkers",
     "demangle_many",
     "is_mangled",
     "parse_signature",

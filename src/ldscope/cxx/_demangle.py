@@ -176,6 +176,28 @@ def demangle(name: str) -> str | None:
         return None
 
 
+# The ABI's standard substitutions as c++filt spells them (DMGL_VERBOSE) and as the linkers
+# do (bfd, gold, lld and mold demangle without it). A compiler always writes these types in
+# their abbreviated form (Ss, Si, So, Sd), so the long spelling only ever comes from those.
+_SHORT_FORMS = (
+    ("std::basic_string<char, std::char_traits<char>, std::allocator<char> >", "std::string"),
+    ("std::basic_iostream<char, std::char_traits<char> >", "std::iostream"),
+    ("std::basic_istream<char, std::char_traits<char> >", "std::istream"),
+    ("std::basic_ostream<char, std::char_traits<char> >", "std::ostream"),
+)
+
+
+def demangle_like_linkers(name: str) -> str | None:
+    """Demangle as the linkers print names in their messages: c++filt's text with the
+    standard substitutions short (`YAML::Load(std::istream&)`)."""
+    out = demangle(name)
+    if out is None:
+        return None
+    for long_form, short in _SHORT_FORMS:
+        out = out.replace(long_form, short)
+    return out
+
+
 def demangle_many(names: Sequence[str]) -> list[str | None]:
     """Demangle a batch of names (the fast path); one result (or None) per input name."""
     out: list[str | None] = []

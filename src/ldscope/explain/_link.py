@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from ldscope.cxx import demangle
+from ldscope.cxx import demangle, demangle_like_linkers
 from ldscope.explain._link_lookup import Candidate, Lookup
 from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
 from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
@@ -108,8 +108,10 @@ class LinkExplainer:
         versioned = self.shown_symbol(key, e.other) if key and e.kind == LinkErrorKind.DSO_MISSING else key
         dem = demangle(key.split("@", 1)[0]) if key else None
         shown_sym = versioned or ""
-        if dem and e.kind != LinkErrorKind.DSO_MISSING:
-            shown_sym = dem + (key[len(key.split("@", 1)[0]):] if key else "")
+        if dem and e.kind != LinkErrorKind.DSO_MISSING and key:
+            # The message as the linker prints it: its demangling (std::istream, not c++filt's
+            # std::basic_istream<char, ...>).
+            shown_sym = (demangle_like_linkers(key.split("@", 1)[0]) or dem) + key[len(key.split("@", 1)[0]):]
         ref_name = ref.display if ref is not None else None
         other_name = other.display if other is not None else None
         detail = e.detail

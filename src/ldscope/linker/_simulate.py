@@ -82,6 +82,14 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
     outcome.errors.extend(undefined_version_errors(opts, policy, outcome, line.cwd))
     add_non_pic_errors(outcome, policy, kind)
     add_long_branch_errors(outcome, policy)
+    limit = opts.error_limit if opts.error_limit is not None and policy.error_limit else policy.error_limit
+    if limit:
+        shown = 0
+        for n, e in enumerate(outcome.errors):
+            if e.shown and e.kind != LinkErrorKind.UNDEFINED_WARNING:
+                shown += 1
+                if shown > limit:
+                    outcome.errors[n] = replace(e, shown=False)  # lld: "too many errors emitted"
     refused = unsupported_options(opts, policy.name)
     if refused:
         hidden = [replace(e, shown=False) for e in outcome.errors]

@@ -57,6 +57,9 @@ class Policy:
     # links ("thunk"), mold 1.10 crashes with a segmentation fault ("crash"). Between input
     # sections all four insert veneers/thunks and link.
     long_branch_in_section: str
+    # Errors printed before the linker stops ("too many errors emitted, stopping now"): lld's
+    # --error-limit, 20 by default; 0 for the linkers without one.
+    error_limit: int
 
     @property
     def label(self) -> str:

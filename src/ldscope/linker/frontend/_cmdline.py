@@ -39,6 +39,11 @@ class NotALinkError(CommandLineError):
     """A driver command that stops before linking (-c, -S, -E, ...)."""
 
 
+class DriverRefusedError(CommandLineError):
+    """The compiler driver itself refuses the command before any link ("no input files"):
+    a predicted failure, worded as the driver words it."""
+
+
 class CompilesFirstError(CommandLineError):
     """A driver command that compiles sources and then links them: the objects the link
     step needs do not exist yet (`link --compile` makes them first)."""
@@ -230,6 +235,8 @@ def resolve_link_line(
     linker_path: str | None = None
     if kind == "driver":
         plan = driver_plan(words)
+        if not plan.sources and not _has_link_input(words):
+            raise DriverRefusedError(f"{os.path.basename(program)}: fatal error: no input files")
         if plan.stops_before_link is not None:
             raise NotALinkError(f"not a link: this command {COMPILE_ONLY[plan.stops_before_link]}; "
                                 "there is no link step to predict")
@@ -269,6 +276,23 @@ def resolve_link_line(
         argv=tuple(ld_argv), original=tuple(argv), cwd=where, linker=name,
         linker_program=ld_argv[0], source=source or chosen_from, notes=tuple(notes), linker_path=linker_path,
     )
+
+
+def _has_link_input(words: list[str]) -> bool:
+    """Whether a driver command names anything to link: a file, a -l library, or words passed
+    straight to the linker (gcc's "no input files" otherwise)."""
+    with_arg = {"-o", "-L", "-u", "-e", "-T", "-z", "-x", "-I", "-D", "-U", "-include", "-isystem", "-iquote",
+                "-idirafter", "-MF", "-MT", "-MQ", "-B", "--sysroot", "-specs", "-target", "--target"}
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w in with_arg:
+            i += 2
+            continue
+        if w == "-Xlinker" or w.startswith(("-Wl,", "-l")) or not w.startswith("-") or w == "-":
+            return True
+        i += 1
+    return False
 
 
 def _collect2_linker(words: list[str], fuse: str | None, cwd: str, env: Mapping[str, str]) -> str | None:

@@ -92,6 +92,7 @@ class LinkOptions:
     fuse_ld: str | None = None
     version_scripts: list[str] = field(default_factory=list)
     undefined_version: bool | None = None  # --[no-]undefined-version; None: the linker's default
+    error_limit: int | None = None  # lld's --error-limit (default 20; 0: no limit)
     seen: list[tuple[str, int, str]] = field(default_factory=list)  # (name as written, position, text)
 
 
