@@ -65,6 +65,13 @@ class Outcome:
     error: str | None = None  # ldscope raised: the exception, first line
 
     @property
+    def missing_library(self) -> bool:
+        """A library dropped or misplaced, and the real link failed on undefined symbols: the
+        failures whose fix (add or move the library) the real linker must confirm."""
+        return (self.mutation.startswith(("drop -l", "drop lib", "move ")) and self.real_rc != 0
+                and any(k in ("undefined-reference", "dso-missing") for k, _ in self.real_facts))
+
+    @property
     def key(self) -> str:
         """`project/command:mutation/linker`: the name of a known disagreement."""
         return f"{self.project}/{self.command}:{self.mutation}/{self.linker}"
@@ -154,7 +161,7 @@ def run_project(project: Project, linkers: tuple[str, ...] = LINKERS) -> list[Ou
         cache: dict[str, list[object]] = json.loads(cache_file.read_text()) if cache_file.exists() else {}
         outcomes: list[Outcome] = []
         with tempfile.TemporaryDirectory(prefix="ldscope-lp-") as tmp:
-            for m in project_mutations(project.links):
+            for m in project_mutations(project.links, project.recipe.max_lines):
                 for linker in linkers:
                     outcomes.append(_compare(project, m, linker, tmp, cache))
         cache_file.write_text(json.dumps(cache, indent=0, sort_keys=True) + "\n")
@@ -226,8 +233,10 @@ def table(outcomes: list[Outcome]) -> dict[str, dict[str, list[int]]]:
 
 
 def write_regressions(outcomes: list[Outcome], path: Path) -> None:
-    """Every disagreement (and every fix that did not link), as JSON."""
-    bad = [asdict(o) | {"key": o.key} for o in outcomes if not o.agree or o.fix_links is False]
+    """Every disagreement, every fix that did not link and every missing-library failure
+    without a verified fix, as JSON."""
+    bad = [asdict(o) | {"key": o.key, "missing_library": o.missing_library} for o in outcomes
+           if not o.agree or o.fix_links is False or (o.missing_library and o.fix_links is not True)]
     path.write_text(json.dumps(bad, indent=1) + "\n")
 
 
@@ -243,7 +252,7 @@ def run_case(project: Project, key: str) -> Outcome:
     """One (variant, linker) by its key `project/command:mutation/linker`, run again."""
     head, linker = key.rsplit("/", 1)
     command, mutation = head.split("/", 1)[1].split(":", 1)
-    m = next(m for m in project_mutations(project.links) if m.command == int(command) and m.name == mutation)
+    m = next(m for m in project_mutations(project.links, project.recipe.max_lines) if m.command == int(command) and m.name == mutation)
     cache_file = _real_cache(project)
     with _locked(cache_file.with_suffix(".lock")):
         cache: dict[str, list[object]] = json.loads(cache_file.read_text()) if cache_file.exists() else {}

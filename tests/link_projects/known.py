@@ -33,8 +33,6 @@ KNOWN_DISAGREEMENTS: dict[str, str] = {
         "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every multiple definition (48 against lld's 20), so the symbol sets differ (same verdict, same first line). Model: cap lld's shown errors at 20, in lld's report order."),
     'cjson/0:duplicate object cJSON.c.o/lld': (
         "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every multiple definition (78 against lld's 20), so the symbol sets differ (same verdict, same first line). Model: cap lld's shown errors at 20, in lld's report order."),
-    'cjson/4:duplicate object parse_examples.c.o/lld': (
-        "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every multiple definition (81 against lld's 20: the test object #includes cJSON.c, so the duplicate brings all of cJSON's globals), so the symbol sets differ (same verdict, same first line). Model: cap lld's shown errors at 20, in lld's report order."),
     'bzip2/0:Bstatic -lc/gold': (
         "-shared with `-Wl,-Bstatic -lc`: gold reports the non-PIC libc.a members' relocations (ldscope predicts that too, naming dl-support.o instead of exit.o first) and also `libc.a(dl-support.o):function _dl_aux_init: error: undefined reference to '_start'`, which ldscope does not predict (it does not extract/report _start's reference in a shared link)."),
     'bzip2-aarch64/0:Bstatic -lc/bfd': (
@@ -45,7 +43,131 @@ KNOWN_DISAGREEMENTS: dict[str, str] = {
         "aarch64 -shared with static libc.a: lld fails 'relocation R_AARCH64_TLSLE_ADD_TPREL_HI12 against .LANCHOR4 cannot be used with -shared'; ldscope predicts success: no aarch64 relocation check for -shared."),
     'bzip2-aarch64/0:Bstatic -lc/mold': (
         "aarch64 -shared with static libc.a: mold fails 'libc.a(malloc.o):(.text): relocation R_AARCH64_TLSLE_ADD_TPREL_HI12 against `.LANCHOR4` can not be used when making a shared object'; ldscope predicts success: no aarch64 relocation check for -shared."),
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/bfd': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `YAML::Load(std::istream&)`); ldscope's demangler expands them as c++filt does (`YAML::Load(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/gold': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `YAML::Load(std::istream&)`); ldscope's demangler expands them as c++filt does (`YAML::Load(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/lld': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `YAML::Load(std::istream&)`); ldscope's demangler expands them as c++filt does (`YAML::Load(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/mold': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `YAML::Load(std::istream&)`); ldscope's demangler expands them as c++filt does (`YAML::Load(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:move libyaml-cpp.so.0.7.0 first/bfd': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `YAML::Load(std::istream&)`); ldscope's demangler expands them as c++filt does (`YAML::Load(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:duplicate object parse.cpp.o/bfd': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `parse(std::istream&)`); ldscope's demangler expands them as c++filt does (`parse(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:duplicate object parse.cpp.o/gold': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `parse(std::istream&)`); ldscope's demangler expands them as c++filt does (`parse(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:duplicate object parse.cpp.o/lld': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `parse(std::istream&)`); ldscope's demangler expands them as c++filt does (`parse(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'yaml-cpp/2:duplicate object parse.cpp.o/mold': (
+        "C++ names: the real linkers demangle without DMGL_VERBOSE, so the standard substitutions print short (`Si` = `std::istream`, `So` = `std::ostream`: `parse(std::istream&)`); ldscope's demangler expands them as c++filt does (`parse(std::basic_istream<char, std::char_traits<char> >&)`), so every message naming such a symbol differs. Model: demangle linker messages the linkers' way (Ss/Si/So/Sd as std::string/istream/ostream/iostream)."),
+    'googletest/7:drop libgtest.a/lld': (
+        "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every undefined symbol (28 against lld's 20), so the symbol sets differ (same verdict). Model: cap lld's shown errors at 20, in lld's report order."),
+    'googletest/9:drop libgtest.a/lld': (
+        "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every undefined symbol (24 against lld's 20), so the symbol sets differ (same verdict). Model: cap lld's shown errors at 20, in lld's report order."),
+    'googletest/0:drop libgtest.a/lld': (
+        "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every undefined symbol (23 against lld's 20), so the symbol sets differ (same verdict). Model: cap lld's shown errors at 20, in lld's report order."),
+    'googletest/5:drop libgtest.a/lld': (
+        "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every undefined symbol (23 against lld's 20), so the symbol sets differ (same verdict). Model: cap lld's shown errors at 20, in lld's report order."),
 }
 
 # Fixes ldscope offered that the real linker refused (key as above): none may be added silently.
 KNOWN_BAD_FIXES: dict[str, str] = {}
+
+# Missing-library failures (a library dropped or moved before its users, the real link failing
+# on undefined symbols) for which ldscope offers no fix that the real linker confirms.
+_BY_PATH = ("the dropped library was named on the line by its path in the build tree (CMake's style: "
+            "`../libcjson.so.1.7.15`, `lib/libgtest.a`, `libunity.a`), in no -L or default directory and in no "
+            "installed package; ldscope's fix search finds no provider of the undefined symbols and offers no fix "
+            "(every dropped or moved `-l` gets a fix the real linker confirms). Model: also look for providers in "
+            "the link's own directory tree (the output's and the inputs' directories) and suggest the path.")
+KNOWN_NO_FIX: dict[str, str] = {
+    'cjson/1:drop libcjson.so.1.7.15/bfd': _BY_PATH,
+    'cjson/1:drop libcjson.so.1.7.15/gold': _BY_PATH,
+    'cjson/1:drop libcjson.so.1.7.15/lld': _BY_PATH,
+    'cjson/1:drop libcjson.so.1.7.15/mold': _BY_PATH,
+    'cjson/22:drop libcjson_utils.so.1.7.15/bfd': _BY_PATH,
+    'cjson/22:drop libcjson_utils.so.1.7.15/gold': _BY_PATH,
+    'cjson/22:drop libcjson_utils.so.1.7.15/lld': _BY_PATH,
+    'cjson/22:drop libcjson_utils.so.1.7.15/mold': _BY_PATH,
+    'cjson/22:drop libunity.a/bfd': _BY_PATH,
+    'cjson/22:drop libunity.a/gold': _BY_PATH,
+    'cjson/22:drop libunity.a/lld': _BY_PATH,
+    'cjson/22:drop libunity.a/mold': _BY_PATH,
+    'cjson/23:drop libcjson_utils.so.1.7.15/bfd': _BY_PATH,
+    'cjson/23:drop libcjson_utils.so.1.7.15/gold': _BY_PATH,
+    'cjson/23:drop libcjson_utils.so.1.7.15/lld': _BY_PATH,
+    'cjson/23:drop libcjson_utils.so.1.7.15/mold': _BY_PATH,
+    'cjson/23:drop libunity.a/bfd': _BY_PATH,
+    'cjson/23:drop libunity.a/gold': _BY_PATH,
+    'cjson/23:drop libunity.a/lld': _BY_PATH,
+    'cjson/23:drop libunity.a/mold': _BY_PATH,
+    'cjson/3:drop libcjson.so.1.7.15/bfd': _BY_PATH,
+    'cjson/3:drop libcjson.so.1.7.15/gold': _BY_PATH,
+    'cjson/3:drop libcjson.so.1.7.15/lld': _BY_PATH,
+    'cjson/3:drop libcjson.so.1.7.15/mold': _BY_PATH,
+    'cjson/4:drop libunity.a/bfd': _BY_PATH,
+    'cjson/4:drop libunity.a/gold': _BY_PATH,
+    'cjson/4:drop libunity.a/lld': _BY_PATH,
+    'cjson/4:drop libunity.a/mold': _BY_PATH,
+    'cjson/5:drop libunity.a/bfd': _BY_PATH,
+    'cjson/5:drop libunity.a/gold': _BY_PATH,
+    'cjson/5:drop libunity.a/lld': _BY_PATH,
+    'cjson/5:drop libunity.a/mold': _BY_PATH,
+    'googletest/0:drop libgtest.a/bfd': _BY_PATH,
+    'googletest/0:drop libgtest.a/gold': _BY_PATH,
+    'googletest/0:drop libgtest.a/lld': _BY_PATH,
+    'googletest/0:drop libgtest.a/mold': _BY_PATH,
+    'googletest/0:drop libgtest_main.a/bfd': _BY_PATH,
+    'googletest/0:drop libgtest_main.a/gold': _BY_PATH,
+    'googletest/0:drop libgtest_main.a/lld': _BY_PATH,
+    'googletest/0:drop libgtest_main.a/mold': _BY_PATH,
+    'googletest/1:drop libgtest.a/bfd': _BY_PATH,
+    'googletest/1:drop libgtest.a/gold': _BY_PATH,
+    'googletest/1:drop libgtest.a/lld': _BY_PATH,
+    'googletest/1:drop libgtest.a/mold': _BY_PATH,
+    'googletest/1:drop libgtest_main.a/bfd': _BY_PATH,
+    'googletest/1:drop libgtest_main.a/gold': _BY_PATH,
+    'googletest/1:drop libgtest_main.a/lld': _BY_PATH,
+    'googletest/1:drop libgtest_main.a/mold': _BY_PATH,
+    'googletest/2:drop libgtest.a/bfd': _BY_PATH,
+    'googletest/2:drop libgtest.a/gold': _BY_PATH,
+    'googletest/2:drop libgtest.a/lld': _BY_PATH,
+    'googletest/2:drop libgtest.a/mold': _BY_PATH,
+    'googletest/2:drop libgtest_main.a/bfd': _BY_PATH,
+    'googletest/2:drop libgtest_main.a/gold': _BY_PATH,
+    'googletest/2:drop libgtest_main.a/lld': _BY_PATH,
+    'googletest/2:drop libgtest_main.a/mold': _BY_PATH,
+    'googletest/5:drop libgtest.a/bfd': _BY_PATH,
+    'googletest/5:drop libgtest.a/gold': _BY_PATH,
+    'googletest/5:drop libgtest.a/lld': _BY_PATH,
+    'googletest/5:drop libgtest.a/mold': _BY_PATH,
+    'googletest/5:drop libgtest_main.a/bfd': _BY_PATH,
+    'googletest/5:drop libgtest_main.a/gold': _BY_PATH,
+    'googletest/5:drop libgtest_main.a/lld': _BY_PATH,
+    'googletest/5:drop libgtest_main.a/mold': _BY_PATH,
+    'googletest/7:drop libgtest.a/bfd': _BY_PATH,
+    'googletest/7:drop libgtest.a/gold': _BY_PATH,
+    'googletest/7:drop libgtest.a/lld': _BY_PATH,
+    'googletest/7:drop libgtest.a/mold': _BY_PATH,
+    'googletest/9:drop libgtest.a/bfd': _BY_PATH,
+    'googletest/9:drop libgtest.a/gold': _BY_PATH,
+    'googletest/9:drop libgtest.a/lld': _BY_PATH,
+    'googletest/9:drop libgtest.a/mold': _BY_PATH,
+    'jansson/1:drop libjansson.so.4.14.0/bfd': _BY_PATH,
+    'jansson/1:drop libjansson.so.4.14.0/gold': _BY_PATH,
+    'jansson/1:drop libjansson.so.4.14.0/lld': _BY_PATH,
+    'jansson/1:drop libjansson.so.4.14.0/mold': _BY_PATH,
+    'jansson/2:drop libjansson.so.4.14.0/bfd': _BY_PATH,
+    'jansson/2:drop libjansson.so.4.14.0/gold': _BY_PATH,
+    'jansson/2:drop libjansson.so.4.14.0/lld': _BY_PATH,
+    'jansson/2:drop libjansson.so.4.14.0/mold': _BY_PATH,
+    'yaml-cpp/1:drop libyaml-cpp.so.0.7.0/bfd': _BY_PATH,
+    'yaml-cpp/1:drop libyaml-cpp.so.0.7.0/gold': _BY_PATH,
+    'yaml-cpp/1:drop libyaml-cpp.so.0.7.0/lld': _BY_PATH,
+    'yaml-cpp/1:drop libyaml-cpp.so.0.7.0/mold': _BY_PATH,
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/bfd': _BY_PATH,
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/gold': _BY_PATH,
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/lld': _BY_PATH,
+    'yaml-cpp/2:drop libyaml-cpp.so.0.7.0/mold': _BY_PATH,
+}

@@ -5,8 +5,9 @@ From a driver command (`gcc ... -o OUT objs... -Lx -ly`): the line as built, eac
 archive or library moved before its users, an object and an archive duplicated,
 `-Wl,--as-needed` at the front, a library wrapped in `-Wl,-Bstatic ... -Wl,-Bdynamic`, `-static`
 and `-static-pie` (executables), `-Wl,-z,defs` (shared libraries).  A project contributes at most
-MAX_LINES_PER_PROJECT variants, taken round-robin over its distinct link commands so that every
-command gets its mutations before any gets a second helping.
+MAX_LINES_PER_PROJECT variants from at most MAX_COMMANDS_PER_PROJECT link commands (at most
+PER_SHAPE of one shape: the same non-object words), taken round-robin over the commands so that
+every command gets its first mutations before any gets its later ones.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.link_projects.sources import LinkCommand
 
 MAX_LINES_PER_PROJECT = 60
 MAX_COMMANDS_PER_PROJECT = 8
+PER_SHAPE = 2  # commands of one shape kept (their objects differ, and so do their undefineds)
 
 _SEPARATE = {"-o", "-L", "-Xlinker", "-T", "-u", "-e", "-z", "-include", "-x", "-MF", "-MT", "-I", "-D"}
 
@@ -122,21 +124,21 @@ def _shape(cmd: LinkCommand) -> tuple[object, ...]:
                   if w.kind != "object"), len([w for w in words(cmd.argv) if w.kind == "object"]) > 1)
 
 
-def project_mutations(links: list[LinkCommand]) -> list[Mutation]:
-    """A project's variants: distinct command shapes, round-robin, capped."""
+def project_mutations(links: list[LinkCommand], cap: int = MAX_LINES_PER_PROJECT) -> list[Mutation]:
+    """A project's variants: commands of distinct shapes (PER_SHAPE each), round-robin, capped."""
     chosen: list[tuple[int, LinkCommand]] = []
-    shapes: set[tuple[object, ...]] = set()
+    shapes: dict[tuple[object, ...], int] = {}
     for i, cmd in enumerate(links):
         s = _shape(cmd)
-        if s not in shapes and len(chosen) < MAX_COMMANDS_PER_PROJECT:
-            shapes.add(s)
+        if shapes.get(s, 0) < PER_SHAPE and len(chosen) < MAX_COMMANDS_PER_PROJECT:
+            shapes[s] = shapes.get(s, 0) + 1
             chosen.append((i, cmd))
     per = [mutate(cmd, i) for i, cmd in chosen]
     out: list[Mutation] = []
     depth = 0
-    while len(out) < MAX_LINES_PER_PROJECT and any(depth < len(m) for m in per):
+    while len(out) < cap and any(depth < len(m) for m in per):
         for m in per:
-            if depth < len(m) and len(out) < MAX_LINES_PER_PROJECT:
+            if depth < len(m) and len(out) < cap:
                 out.append(m[depth])
         depth += 1
     return out

@@ -55,6 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     checked = [o for o in outcomes if o.fix_links is not None]
     print(f"fixes run by the real linker: {sum(bool(o.fix_links) for o in checked)}/{len(checked)} link;"
           f" failures compared on verdict alone: {sum(o.verdict_only for o in outcomes)}")
+    missing = [o for o in outcomes if o.missing_library]
+    print(f"missing-library failures: {len(missing)}, a fix offered and linked by the real linker: "
+          f"{sum(o.fix_links is True for o in missing)}, none offered: {sum(o.fix_links is None for o in missing)}")
+    for o in missing:
+        if o.fix_links is not True:
+            print(f"  no verified fix: {o.key}: {o.fix or 'no fix offered'}")
     bad = [o for o in outcomes if not o.agree]
     for o in bad:
         print(f"  {o.key}: real rc={o.real_rc} {o.real_first[:1]} | ldscope "

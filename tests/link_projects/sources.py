@@ -55,6 +55,7 @@ class Recipe:
     steps: tuple[str, ...]
     target: str | None = None  # a cross triplet (aarch64-linux-gnu), None for the native build
     tools: tuple[str, ...] = ("make",)
+    max_lines: int = 60  # variants kept (ldscope's C++ predictions with big archives are slower)
 
     def spec(self) -> list[object]:
         """What goes into the cache key."""
@@ -95,6 +96,18 @@ RECIPES: tuple[Recipe, ...] = (
         '-DYAML_CPP_BUILD_TOOLS=ON -DYAML_CPP_BUILD_CONTRIB=ON >/dev/null',
         'ninja -v -j"$JOBS" -C build',
     ), tools=("cmake", "ninja")),
+    Recipe("libyaml", "libyaml", (
+        # the static library (CMake's default here) and its test programs linked with it
+        'cmake -S . -B build -G Ninja -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=None '
+        '-DCMAKE_C_FLAGS="-O1 -g0" -DBUILD_TESTING=ON >/dev/null',
+        'ninja -v -j"$JOBS" -C build',
+    ), tools=("cmake", "ninja")),
+    Recipe("googletest", "googletest", (
+        # C++ static archives: libgtest.a, libgtest_main.a and the samples linked with them
+        'cmake -S . -B build -G Ninja -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=None '
+        '-DCMAKE_CXX_FLAGS="-O0 -g0" -DBUILD_GMOCK=OFF -Dgtest_build_samples=ON >/dev/null',
+        'ninja -v -j"$JOBS" -C build',
+    ), tools=("cmake", "ninja"), max_lines=24),
     Recipe("bzip2-aarch64", "bzip2", _BZIP2, target="aarch64-linux-gnu"),
 )
 
