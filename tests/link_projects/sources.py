@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from tests.scan_support import CACHE_DIR, _locked
 
 HERE = Path(__file__).resolve().parent
 PINS = json.loads((HERE / "pins.json").read_text())
+FETCH_FAILURE_TTL = 3600.0  # seconds a failed download is remembered (then tried again)
 HARNESS_VERSION = 1  # bump when a recipe's meaning, the capture or the mutations change
 
 # The toolchain packages whose versions go into the cache key (a missing one counts as "none").
@@ -186,31 +188,41 @@ def _last(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[-1] if lines else f"exit {proc.returncode}"
 
 
-def fetch_sources(root: Path) -> Path:
-    """Download every pinned source package (once) into root/sources; that directory."""
+def fetch_sources(root: Path, package: str) -> Path:
+    """Download one pinned source package (once) into root/sources; that directory.
+
+    One package at a time, so a pin the archive no longer carries (a point release replaced it)
+    makes only its own projects unavailable."""
     dest = root / "sources"
-    done = dest / ".fetched"
+    done = dest / f".fetched-{package}"
+    failed = dest / f".failed-{package}"
     with _locked(root / "sources.lock"):
         if done.exists():
             return dest
+        if failed.exists() and failed.stat().st_mtime > time.time() - FETCH_FAILURE_TTL:
+            raise Unavailable(failed.read_text())
         for tool in ("apt-get", "dpkg-source"):
             if shutil.which(tool) is None:
                 raise Unavailable(f"{tool} is not installed (apt-get install dpkg-dev)")
         apt = root / "apt"
-        (apt / "lists" / "partial").mkdir(parents=True, exist_ok=True)
-        (apt / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
-        (apt / "sources.list").write_text(f"deb-src {PINS['archive']} {PINS['suite']} {PINS['component']}\n")
         opts = _apt_options(apt)
-        proc = subprocess.run(["apt-get", *opts, "update"], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            raise Unavailable(f"apt-get update (deb-src) failed: {_last(proc)}")
         dest.mkdir(parents=True, exist_ok=True)
-        wanted = [f"{p}={v}" for p, v in sorted(PINS["packages"].items())]
-        proc = subprocess.run(["apt-get", *opts, "source", "--download-only", *wanted], cwd=dest,
+        if not (apt / ".updated").exists():
+            (apt / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+            (apt / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
+            (apt / "sources.list").write_text(f"deb-src {PINS['archive']} {PINS['suite']} {PINS['component']}\n")
+            proc = subprocess.run(["apt-get", *opts, "update"], capture_output=True, text=True, timeout=600)
+            if proc.returncode != 0:
+                failed.write_text(f"apt-get update (deb-src) failed: {_last(proc)}")
+                raise Unavailable(failed.read_text())
+            (apt / ".updated").write_text("")
+        wanted = f"{package}={PINS['packages'][package]}"
+        proc = subprocess.run(["apt-get", *opts, "source", "--download-only", wanted], cwd=dest,
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
-            raise Unavailable(f"apt-get source {' '.join(wanted)} failed: {_last(proc)}")
-        done.write_text(json.dumps(PINS["packages"]) + "\n")
+            failed.write_text(f"apt-get source {wanted} failed: {_last(proc)}")
+            raise Unavailable(failed.read_text())
+        done.write_text(wanted + "\n")
     return dest
 
 
@@ -292,8 +304,6 @@ def capture(root: Path, log: Path) -> list[LinkCommand]:
 
 def build(recipe: Recipe, jobs: int = 2) -> Project:
     """The recipe's project, built and its link lines captured (cached)."""
-    import time
-
     base = cache_root()
     base.mkdir(parents=True, exist_ok=True)
     proj = base / "projects" / recipe.name
@@ -313,7 +323,7 @@ def build(recipe: Recipe, jobs: int = 2) -> Project:
         if missing:
             raise Unavailable(f"{recipe.name}: {', '.join(missing)} not installed")
         start = time.monotonic()
-        sources = fetch_sources(base)
+        sources = fetch_sources(base, recipe.package)
         shutil.rmtree(proj, ignore_errors=True)
         proj.parent.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(["dpkg-source", "--no-check", "-x", str(_dsc(sources, recipe.package)),
