@@ -240,14 +240,6 @@ def write_regressions(outcomes: list[Outcome], path: Path) -> None:
     path.write_text(json.dumps(bad, indent=1) + "\n")
 
 
-def first_error(lines: list[str]) -> str:
-    """The first line worth showing (the driver's own `collect2` line left out)."""
-    for ln in lines:
-        if not re.match(r"^\S*collect2", ln):
-            return ln
-    return ""
-
-
 def run_case(project: Project, key: str) -> Outcome:
     """One (variant, linker) by its key `project/command:mutation/linker`, run again."""
     head, linker = key.rsplit("/", 1)

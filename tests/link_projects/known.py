@@ -34,7 +34,12 @@ KNOWN_DISAGREEMENTS: dict[str, str] = {
     'cjson/0:duplicate object cJSON.c.o/lld': (
         "lld stops after its default --error-limit=20 ('too many errors emitted, stopping now'); ldscope lists every multiple definition (78 against lld's 20), so the symbol sets differ (same verdict, same first line). Model: cap lld's shown errors at 20, in lld's report order."),
     'bzip2/0:Bstatic -lc/gold': (
-        "-shared with `-Wl,-Bstatic -lc`: gold reports the non-PIC libc.a members' relocations (ldscope predicts that too, naming dl-support.o instead of exit.o first) and also `libc.a(dl-support.o):function _dl_aux_init: error: undefined reference to '_start'`, which ldscope does not predict (it does not extract/report _start's reference in a shared link)."),
+        "-shared with `-Wl,-Bstatic -lc`: both fail on libc.a's non-PIC members, but gold reports "
+        "`libc.a(dl-support.o):function _dl_aux_init: error: undefined reference to '_start'` (nothing defines "
+        "_start in a -shared link: no crt1) besides its relocation errors, where ldscope reports dl-support.o's "
+        "reference to _start as one more 'requires dynamic R_X86_64_PC32 reloc against '_start'' error and "
+        "predicts no undefined reference. Model: a reference to an undefined symbol is gold's undefined-reference "
+        "error first, not a relocation-overflow one."),
     'bzip2-aarch64/0:Bstatic -lc/bfd': (
         "aarch64 -shared with `-Wl,-Bstatic -lc`: bfd fails (libc.a(libc-start.o) undefined __fini_array_start, __init_array_*, __preinit_array_* -- those are defined only in executables -- and R_AARCH64_ADR_PREL_PG_HI21 'can not be used when making a shared object'); ldscope predicts the link succeeds. On x86_64 it agrees on the same line: the aarch64 model misses both the linker-defined-symbol rule and non-PIC relocations into -shared."),
     'bzip2-aarch64/0:Bstatic -lc/gold': (

@@ -126,16 +126,6 @@ class LinkCommand:
         """Does it link a shared library?"""
         return "-shared" in self.argv
 
-    @property
-    def output(self) -> str:
-        """The `-o` operand."""
-        return self.argv[self.argv.index("-o") + 1]
-
-    @property
-    def cxx(self) -> bool:
-        """Linked by the C++ driver?"""
-        return self.argv[0].endswith(("g++", "c++"))
-
 
 @dataclass
 class Project:
