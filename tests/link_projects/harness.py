@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ldscope.analysis import build_report
-from ldscope.cxx._demangle import demangle
-from ldscope.linker.frontend import resolve_link_line
+from ldscope.cxx import demangle_like_linkers
+from ldscope.linker.frontend import DriverRefusedError, resolve_link_line
 from tests.link_oracle import parse
 from tests.link_projects.mutations import Mutation, project_mutations
 from tests.link_projects.sources import Project, _locked, cache_root
@@ -77,10 +77,15 @@ class Outcome:
         return f"{self.project}/{self.command}:{self.mutation}/{self.linker}"
 
 
+def _as_compared(kind: str) -> str:
+    """A hidden symbol left undefined is an undefined reference in every linker's words."""
+    return "undefined-reference" if kind == "hidden-undefined" else kind
+
+
 def _sym(s: str) -> str:
     s = s.split("@", 1)[0]
     if s.startswith("_Z"):
-        return demangle(s) or s
+        return demangle_like_linkers(s) or s  # as the linkers print names (std::istream)
     return s
 
 
@@ -193,12 +198,16 @@ def _compare(project: Project, m: Mutation, linker: str, tmp: str, cache: dict[s
     try:
         report = build_report(resolve_link_line(argv, cwd=str(cwd), linker=linker, env=env),
                               env=env, fix=True)
+    except DriverRefusedError as e:  # predicted: the driver stops before any link
+        verdict = rc != 0 and not real
+        return Outcome(**base, predicted_links=False, predicted_first=[str(e)], predicted_facts=[],  # type: ignore[arg-type]
+                       agree=verdict and _first(err)[:1] == [str(e)], verdict_only=verdict)
     except Exception as e:  # a crash is a disagreement, recorded with its message
         return Outcome(**base, predicted_links=False, predicted_first=[], predicted_facts=[],  # type: ignore[arg-type]
                        agree=False, error=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     shown_errors = [e for e in report.errors if e.shown]
-    pred = {(str(e.kind), "" if str(e.kind) == "missing-input" else _sym(e.symbol or ""))
-            for e in shown_errors if str(e.kind) in COMPARED}
+    pred = {(_as_compared(str(e.kind)), "" if str(e.kind) == "missing-input" else _sym(e.symbol or ""))
+            for e in shown_errors if _as_compared(str(e.kind)) in COMPARED}
     verdict = (rc == 0) == report.links
     verdict_only = rc != 0 and not real
     agree = verdict and (verdict_only or real == pred)

@@ -80,7 +80,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
                                    input_seq=inp.seq) for inp in refused_objects[:1]] + hidden
         outcome.fatal = True
     outcome.errors.extend(undefined_version_errors(opts, policy, outcome, line.cwd))
-    add_non_pic_errors(outcome, policy, kind)
+    add_non_pic_errors(outcome, policy, kind, opts)
     add_long_branch_errors(outcome, policy)
     limit = opts.error_limit if opts.error_limit is not None and policy.error_limit else policy.error_limit
     if limit:

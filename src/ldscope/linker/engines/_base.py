@@ -34,6 +34,15 @@ LINKER_DEFINED = frozenset((
 ))  # fmt: skip
 
 
+# Defined by bfd's default scripts for executables only: its -shared scripts have no
+# __init_array_start & co. (ld --verbose -shared); gold, lld and mold define them in shared
+# objects too (measured with a hidden reference from a -shared link).
+EXECUTABLE_ONLY_FOR_BFD = frozenset((
+    "__preinit_array_start", "__preinit_array_end", "__init_array_start", "__init_array_end",
+    "__fini_array_start", "__fini_array_end",
+))
+
+
 def linker_defines(key: str) -> bool:
     """True for symbols the linker provides itself (including __start_SEC/__stop_SEC)."""
     return key in LINKER_DEFINED or key.startswith(("__start_", "__stop_"))
@@ -317,7 +326,9 @@ class Engine:
     def provide_linker_symbols(self) -> None:
         """Symbols the linker defines (or PROVIDEs) stop being undefined; so do --defsym ones."""
         t = self.t
-        for key in [k for k in t.undef if linker_defines(k) or k in self.ctx.options.defsym]:
+        script_lacks = EXECUTABLE_ONLY_FOR_BFD if self.policy.name == "bfd" and self.ctx.kind == "shared" else ()
+        for key in [k for k in t.undef if (linker_defines(k) and k not in script_lacks)
+                    or k in self.ctx.options.defsym]:
             del t.undef[key]
             t.defs.setdefault(key, (STRONG, -1))
 

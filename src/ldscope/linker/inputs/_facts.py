@@ -42,6 +42,10 @@ class NonPicRelocation:
     mergeable: bool  # the target section is SHF_MERGE (mold: `<fragment>`)
     section: str  # the section holding the relocated word
     offset: int
+    number: int = 0  # the relocation type's number (gold names TLS ones by it)
+    shared_only: bool = False  # refused in a shared object only (TLS local-exec, PC32), not in a PIE
+    tls: bool = False  # a TLS local-exec relocation (AArch64 wording)
+    preemptible: bool = False  # PC32 to a default-visibility global: fine if it binds locally
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,8 +239,23 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     return facts
 
 
-# Absolute 32-bit relocation types that have no dynamic counterpart on x86-64.
-_NON_PIC_TYPES = {C.EM_X86_64: {10: "R_X86_64_32", 11: "R_X86_64_32S"}}
+_X86_PC32 = 2  # R_X86_64_PC32
+_TLS_LOCAL_EXEC = frozenset((23, *range(544, 560)))  # R_X86_64_TPOFF32, R_AARCH64_TLSLE_*
+_NON_PIC_NAMES = {2: "R_X86_64_PC32", 23: "R_X86_64_TPOFF32"}
+
+# Relocation types no position-independent output can hold: x86-64's absolute 32-bit ones;
+# AArch64's TLS local-exec ones (an executable's own TLS block: a shared object has none).
+_NON_PIC_TYPES = {C.EM_X86_64: {10: "R_X86_64_32", 11: "R_X86_64_32S", 23: "R_X86_64_TPOFF32"},
+                  C.EM_AARCH64: {
+                      544: "R_AARCH64_TLSLE_MOVW_TPREL_G2", 545: "R_AARCH64_TLSLE_MOVW_TPREL_G1",
+                      546: "R_AARCH64_TLSLE_MOVW_TPREL_G1_NC", 547: "R_AARCH64_TLSLE_MOVW_TPREL_G0",
+                      548: "R_AARCH64_TLSLE_MOVW_TPREL_G0_NC", 549: "R_AARCH64_TLSLE_ADD_TPREL_HI12",
+                      550: "R_AARCH64_TLSLE_ADD_TPREL_LO12", 551: "R_AARCH64_TLSLE_ADD_TPREL_LO12_NC",
+                      552: "R_AARCH64_TLSLE_LDST8_TPREL_LO12", 553: "R_AARCH64_TLSLE_LDST8_TPREL_LO12_NC",
+                      554: "R_AARCH64_TLSLE_LDST16_TPREL_LO12", 555: "R_AARCH64_TLSLE_LDST16_TPREL_LO12_NC",
+                      556: "R_AARCH64_TLSLE_LDST32_TPREL_LO12", 557: "R_AARCH64_TLSLE_LDST32_TPREL_LO12_NC",
+                      558: "R_AARCH64_TLSLE_LDST64_TPREL_LO12", 559: "R_AARCH64_TLSLE_LDST64_TPREL_LO12_NC",
+                  }}
 _MAX_NON_PIC = 16
 SHF_ALLOC, SHF_MERGE = 0x2, 0x10
 
@@ -247,6 +266,7 @@ def _non_pic_relocations(elf: ElfFile) -> tuple[NonPicRelocation, ...]:
     types = _NON_PIC_TYPES.get(elf.e_machine)
     if types is None or elf.e_type != C.ET_REL:
         return ()
+    x86 = elf.e_machine == C.EM_X86_64
     sections = elf.sections
     found: list[NonPicRelocation] = []
     table = None
@@ -255,6 +275,20 @@ def _non_pic_relocations(elf: ElfFile) -> tuple[NonPicRelocation, ...]:
         if not 0 < sec.info < len(sections) or not sections[sec.info].flags & SHF_ALLOC:
             continue
         hits = np.flatnonzero(np.isin(relocs.types, wanted))
+        if x86 and relocs.types.size:
+            # PC32 to a default-visibility global: the symbol may be preempted in a shared
+            # object, so the 32-bit PC-relative word cannot reach it (non-PIC code's `g`).
+            # Kept apart: the common PC32 to locals and hidden symbols are fine.
+            table = table if table is not None else elf.symtab
+            if table is not None:
+                pc32 = np.flatnonzero(relocs.types == _X86_PC32)
+                if pc32.size:
+                    syms = relocs.symbol_indices[pc32].astype(np.int64)
+                    ok = (syms > 0) & (syms < len(table))
+                    pc32, syms = pc32[ok], syms[ok]
+                    preempt = ((table.bind[syms] != C.STB_LOCAL) & (table.visibility[syms] == 0)
+                               & (table.type[syms] != C.STT_SECTION))
+                    hits = np.union1d(hits, pc32[preempt])
         if not hits.size:
             continue
         table = table if table is not None else elf.symtab
@@ -271,8 +305,12 @@ def _non_pic_relocations(elf: ElfFile) -> tuple[NonPicRelocation, ...]:
             target_sec = sections[shndx] if 0 < shndx < len(sections) else None
             target = target_sec.name if is_section and target_sec is not None else table.name(sym)
             mergeable = bool(target_sec is not None and target_sec.flags & SHF_MERGE)
-            found.append(NonPicRelocation(types[int(relocs.types[k])], target, is_section, mergeable,
-                                          sections[sec.info].name, int(relocs.offsets[k])))
+            number = int(relocs.types[k])
+            tls = number in _TLS_LOCAL_EXEC
+            found.append(NonPicRelocation(_NON_PIC_NAMES.get(number, types.get(number, str(number))), target,
+                                          is_section, mergeable, sections[sec.info].name, int(relocs.offsets[k]),
+                                          number, shared_only=tls or (number == _X86_PC32 and x86),
+                                          tls=tls and not x86, preemptible=number == _X86_PC32 and x86))
         if len(found) >= _MAX_NON_PIC:
             break
     return tuple(found)
