@@ -72,7 +72,7 @@ def main() -> None:
                 cells["ldscope"] = _best(gate, cwd, {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
                                          args.repeat)
                 inputs = sum(1 for w in link.argv[1:] if not w.startswith("-"))
-                rows.append((name, k, os.path.basename(link.output), inputs, cells))
+                rows.append((name, k, os.path.basename(link.argv[link.argv.index("-o") + 1]), inputs, cells))
     header = ("| project | link | output | inputs | ld.bfd | lld | mold | `ldscope link` | ÷ bfd (wall) | "
               "÷ bfd (CPU) | ÷ mold (wall) |")
     lines = [header, "|" + "---|" * 11]
