@@ -128,26 +128,6 @@ def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str], too
     return out
 
 
-def _rustc(lines: list[str], env: Mapping[str, str]) -> LogLink | None:
-    toolchain = next((m.group(1) or m.group(2) for line in lines for m in [_TOOLCHAIN.search(line)] if m), None)
-    for i, line in enumerate(lines):
-        m = _RUST_NOTE.search(line)
-        origin = "rustc linker note"
-        if not m:
-            m = _RUST_ARGS.match(line)
-            origin = "rustc --print link-args"
-        if not m:
-            continue
-        words = strip_env_assignments(split_quoted(m.group(1)))
-        if not words or not (is_driver_name(os.path.basename(words[0])) or linker_from_program(words[0], env)):
-            continue
-        notes: list[str] = []
-        argv = expand_rustc(words, notes, env, toolchain)
-        reported = tuple(x.strip().removeprefix("= note:").strip() for x in lines[i + 1:] if _is_error(x))
-        return LogLink(tuple(argv), None, origin, tuple(notes), reported)
-    return None
-
-
 def _is_error(line: str) -> bool:
     return any(k in line for k in _ERROR_MARKERS)
 
@@ -175,27 +155,6 @@ def _links(words: list[str], env: Mapping[str, str]) -> bool:
     if linker_from_program(words[0], env) and not is_driver_name(prog):
         return True
     return "-o" in words and not any(w in ("-c", "-S", "-E") for w in words)
-
-
-def _build_tool(lines: list[str], cwd: str | None, env: Mapping[str, str]) -> LogLink | None:
-    first_error = next((i for i, x in enumerate(lines) if _is_error(x)), len(lines))
-    best: tuple[list[str], str | None, int] | None = None
-    where = cwd
-    for i, line in enumerate(lines[:first_error + 1]):
-        m = _ENTERING.search(line)
-        if m:
-            # make prints absolute directories; `ninja -C build` the relative one it was given,
-            # which is relative to where ninja ran: the --cwd base (default the log's directory).
-            where = _relative_to(cwd, m.group(1))
-            continue
-        words, cd = _shell_words(line)
-        if _links(words, env):
-            best = (words, _relative_to(where, cd) if cd else where, i)
-    if best is None:
-        return None
-    words, run_dir, at = best
-    reported = tuple(x.strip() for x in lines[at + 1:] if _is_error(x))
-    return LogLink(tuple(words), run_dir, "build-tool command", (), reported)
 
 
 def _all_rustc(lines: list[str], env: Mapping[str, str]) -> list[LogLink]:
@@ -264,12 +223,14 @@ def _relative_to(base: str | None, directory: str) -> str:
 
 
 def find_link_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> LogLink:
-    """The failing link command in a build log; CommandLineError if there is none. `env`
-    (default: the process environment) is where the toolchain it names is looked up."""
-    lines = text.splitlines()
-    variables = environment_or_process(env)
-    found = _rustc(lines, variables) or _build_tool(lines, cwd, variables)
-    if found is None:
+    """The failing link command in a build log (the first one the log reports errors
+    after; else rustc's first or the build's last link); CommandLineError if there is none.
+    `env` (default: the process environment) is where the toolchain it names is looked up."""
+    links = find_links_in_log(text, cwd, env)
+    if not links:
         raise CommandLineError("no link command found in the log (looked for rustc's linker note "
                                "and for compiler/linker command lines with -o)")
-    return found
+    failing = next((link for link in links if link.reported), None)
+    if failing is not None:
+        return failing
+    return links[0] if links[0].origin.startswith("rustc") else links[-1]
