@@ -128,3 +128,11 @@ def test_aarch64_branch_range_inside_and_between_sections(tmp_path: Path) -> Non
                 wanted = next(x for x in real.stderr.splitlines() if "relocation truncated to fit" in x)
                 assert report.errors[0].message.endswith(wanted)
             (tmp_path / "out").unlink(missing_ok=True)
+
+
+def test_lld_names_itself_as_the_cross_driver_runs_it() -> None:
+    from ldscope.linker import program_label
+
+    assert program_label("lld", "/opt/shim/aarch64-linux-gnu-ld.lld", {}) == "aarch64-linux-gnu-ld.lld"
+    assert program_label("lld", "/usr/bin/ld.lld", {}) == "ld.lld"
+    assert program_label("lld", "/usr/lib/gcc/x86_64-linux-gnu/12/collect2", {}) == "ld.lld"

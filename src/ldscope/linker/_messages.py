@@ -38,6 +38,8 @@ def templates() -> dict[str, dict[str, str]]:
 def program_label(linker: str, program: str, env: Mapping[str, str]) -> str:
     """How the linker names itself at the start of a line: its argv[0] for GNU ld and gold
     (collect2 runs them by full path, found on PATH), `ld.lld` and `mold` for the others."""
+    if linker == "lld" and os.path.basename(program).endswith("-ld.lld"):
+        return os.path.basename(program)  # lld names itself by argv[0]: aarch64-linux-gnu-ld.lld
     if linker in ("lld", "mold"):
         return _PROGRAM[linker]
     if os.path.basename(program) == "collect2":
