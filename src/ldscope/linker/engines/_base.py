@@ -341,7 +341,10 @@ class Engine:
         t = self.t
         source = referrers_of or (t.refs if self.policy.weak_referrers_reported else t.strong_refs)
         kind = LinkErrorKind.UNDEFINED_WARNING if self.ctx.options.warn_unresolved else LinkErrorKind.UNDEFINED_REFERENCE
-        for key in list(t.undef):
+        keys = list(t.undef)
+        if self.policy.error_limit and len(keys) > self.policy.error_limit:
+            keys.sort(key=lambda k: self.scan_position(k, source))  # which ones lld shows
+        for key in keys:
             if not self.strongly_undefined(key):
                 continue
             seen: set[int] = set()
@@ -351,6 +354,17 @@ class Engine:
                 if uid not in seen:
                     seen.add(uid)
                     self.out.error(kind, key, uid)
+
+    def scan_position(self, key: str, source: Mapping[str, list[int]]) -> tuple[int, int]:
+        """Where lld's relocation scan first meets an undefined `key`: the first object (in
+        link order) referring to it, and its place in that object's relocation order."""
+        referrers = source.get(key) or [self.t.undef.get(key, 1 << 30)]
+        uid = min(u for u in referrers if u >= 0) if any(u >= 0 for u in referrers) else 1 << 30
+        if uid >= len(self.out.units):
+            return (uid, 0)
+        facts = self.out.units[uid].facts
+        order = facts.undef_order if isinstance(facts, ObjectFacts) else ()
+        return (uid, order.index(key) if key in order else len(order))
 
     def hidden_undefined_errors(self) -> None:
         """A shared object may leave symbols undefined (for the loader to find), but not

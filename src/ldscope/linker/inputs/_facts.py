@@ -86,6 +86,9 @@ class ObjectFacts:
     non_pic: tuple[NonPicRelocation, ...] = ()  # absolute 32-bit relocations in loaded sections
     hidden_undef: frozenset[str] = frozenset()  # undefined with hidden/internal visibility: must be linked in
     long_branches: tuple[LongBranch, ...] = ()  # branches out of range inside one section
+    # Undefined names in the order the relocations first refer to them (section by section):
+    # the order lld reports undefined symbols in (what its --error-limit cuts).
+    undef_order: tuple[str, ...] = ()
 
     def defines(self, key: str) -> bool:
         """True if the object defines `key` (strong, weak or common)."""
@@ -225,6 +228,10 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     long_branches = _long_branches(elf)
     if long_branches:
         facts = replace(facts, long_branches=long_branches)
+    if len(facts.undef) > 1:
+        order = _undefined_in_relocation_order(elf, frozenset(facts.undef))
+        if order:
+            facts = replace(facts, undef_order=order)
     if facts.undef and elf.symtab is not None:
         table = elf.symtab
         hidden = np.flatnonzero((table.section_index == C.SHN_UNDEF) & np.isin(table.visibility, (1, 2)))
@@ -347,6 +354,26 @@ def _long_branches(elf: ElfFile) -> tuple[LongBranch, ...]:
             if len(found) >= _MAX_NON_PIC:
                 return tuple(found)
     return tuple(found)
+
+
+def _undefined_in_relocation_order(elf: ElfFile, undefined: frozenset[str]) -> tuple[str, ...]:
+    """Undefined symbols by their first relocation, sections in header order."""
+    table = elf.symtab
+    if table is None:
+        return ()
+    undefined_index = table.section_index == C.SHN_UNDEF
+    seen: dict[str, None] = {}
+    for _sec, relocs in elf.section_relocations:
+        if not relocs.symbol_indices.size:
+            continue
+        syms, first = np.unique(relocs.symbol_indices, return_index=True)
+        syms = syms[np.argsort(first, kind="stable")].astype(np.int64)
+        syms = syms[(syms > 0) & (syms < len(table))]
+        syms = syms[undefined_index[syms]]
+        for name in table.names_at(syms):
+            if name in undefined and name not in seen:
+                seen[name] = None
+    return tuple(seen)
 
 
 def _only_tls_calls(elf: ElfFile, resolver: str, openers: frozenset[int]) -> bool:
