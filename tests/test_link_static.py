@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.analysis import build_report
-from ldscope.linker.frontend import resolve_link_line
+from tests.real_link import agree_with_real_linker
 
 LINKERS = [name for name, program in (("bfd", "ld.bfd"), ("gold", "ld.gold"), ("lld", "ld.lld"),
                                       ("mold", "mold")) if shutil.which(program)]
@@ -55,15 +54,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_static_links_agree_with_the_real_linker(project: Path, linker: str, case: str) -> None:
     words = ["g++" if case.startswith("gxx") else "gcc", f"-fuse-ld={linker}", *CASES[case]]
-    real = subprocess.run(words, cwd=project, capture_output=True, text=True, timeout=120)
+    agree_with_real_linker(words, project)
     (project / "m").unlink(missing_ok=True)
-    report = build_report(resolve_link_line(words, cwd=str(project)))
-    assert report.links == (real.returncode == 0), (case, linker, real.stderr, [e.message for e in report.errors])
-    if real.returncode != 0:
-        first_real = real.stderr.splitlines()[0]
-        first_predicted = report.errors[0].message.splitlines()[0]
-        # The same words after the program name (collect2 runs the linker by its full path).
-        assert first_predicted.split(": ", 1)[1] == first_real.split(": ", 1)[1], (first_predicted, first_real)
 
 
 PIC_CASES = {
@@ -94,12 +86,8 @@ def pic_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("case", sorted(PIC_CASES))
 def test_non_pic_objects_agree_with_the_real_linker(pic_project: Path, linker: str, case: str) -> None:
     words = ["gcc", f"-fuse-ld={linker}", *PIC_CASES[case]]
-    real = subprocess.run(words, cwd=pic_project, capture_output=True, text=True, timeout=120)
-    report = build_report(resolve_link_line(words, cwd=str(pic_project)))
-    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
+    report, real = agree_with_real_linker(words, pic_project)
     if real.returncode != 0:
-        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
-        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
         assert "recompile" in report.errors[0].explanation
 
 
@@ -127,9 +115,4 @@ def visibility_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_undefined_symbols_of_a_shared_link_agree_with_the_real_linker(
         visibility_project: Path, linker: str, case: str) -> None:
     words = ["gcc", f"-fuse-ld={linker}", *VISIBILITY_CASES[case]]
-    real = subprocess.run(words, cwd=visibility_project, capture_output=True, text=True, timeout=120)
-    report = build_report(resolve_link_line(words, cwd=str(visibility_project)))
-    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
-    if real.returncode != 0 and linker in ("gold", "lld") and "hidden" in case:
-        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
-        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
+    agree_with_real_linker(words, visibility_project, first_line=linker in ("gold", "lld") and "hidden" in case)

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ldscope.analysis import build_report
-from ldscope.linker.frontend import resolve_link_line
 from ldscope.linker.inputs import version_script_names
+from tests.real_link import agree_with_real_linker
 
 LINKERS = [name for name, program in (("bfd", "ld.bfd"), ("gold", "ld.gold"), ("lld", "ld.lld"),
                                       ("mold", "mold")) if shutil.which(program)]
@@ -64,12 +63,7 @@ def test_version_script_names_skip_patterns_and_extern_blocks(tmp_path: Path) ->
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_version_checks_agree_with_the_real_linker(project: Path, linker: str, case: str) -> None:
     words = ["gcc", f"-fuse-ld={linker}", *CASES[case]]
-    real = subprocess.run(words, cwd=project, capture_output=True, text=True, timeout=120)
-    report = build_report(resolve_link_line(words, cwd=str(project)))
-    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
-    if real.returncode != 0:
-        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
-        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
+    agree_with_real_linker(words, project)
 
 
 EXPLICIT_CASES = {
@@ -99,9 +93,4 @@ def explicit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("case", sorted(EXPLICIT_CASES))
 def test_explicit_version_references_agree_with_the_real_linker(explicit: Path, linker: str, case: str) -> None:
     words = ["gcc", f"-fuse-ld={linker}", *EXPLICIT_CASES[case]]
-    real = subprocess.run(words, cwd=explicit, capture_output=True, text=True, timeout=120)
-    report = build_report(resolve_link_line(words, cwd=str(explicit)))
-    assert report.links == (real.returncode == 0), (case, linker, real.stderr)
-    if real.returncode != 0:
-        first_real = real.stderr.splitlines()[0].split(": ", 1)[1]
-        assert report.errors[0].message.splitlines()[0].split(": ", 1)[1] == first_real
+    agree_with_real_linker(words, explicit)
