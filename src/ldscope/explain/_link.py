@@ -311,6 +311,10 @@ class LinkExplainer:
                 return f"extracted to satisfy `{step.symbol}' referenced by {step.by or '?'}"
         return "on the line"
 
+    def culprit(self, e: RawError) -> str:
+        """The input an error is about, as the linker names it."""
+        return self.sim.outcome.units[e.uid].display if e.uid is not None else "an object"
+
     def explain_input(self, e: RawError) -> str:
         """Missing or unusable inputs."""
         inp = self.inputs.get(e.input_seq) if e.input_seq is not None else None
@@ -328,13 +332,13 @@ class LinkExplainer:
                     "crashes. Split the code into more sections (-ffunction-sections), shrink it (an "
                     "optimised build), or use -mcmodel=large")
         if e.kind == LinkErrorKind.HIDDEN_UNDEFINED:
-            who = self.sim.outcome.units[e.uid].display if e.uid is not None else "an object"
+            who = self.culprit(e)
             return (f"{who} declares {e.key} with hidden visibility, so it must be defined inside this "
                     "shared object (a shared library may leave only default-visibility symbols for the "
                     "loader); nothing on the line defines it: add the object that does, or make the "
                     "declaration default visibility")
         if e.kind == LinkErrorKind.NON_PIC_RELOCATION:
-            who = self.sim.outcome.units[e.uid].display if e.uid is not None else "an object"
+            who = self.culprit(e)
             return (f"{who} was compiled without -fPIC (an absolute 32-bit address of {e.key}); a shared "
                     "object or PIE cannot hold it: recompile that object (its archive) with -fPIC, or link "
                     "an executable with -no-pie")
