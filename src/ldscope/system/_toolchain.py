@@ -100,6 +100,18 @@ def driver_query(program: str, option: str, cwd: str, env: Mapping[str, str]) ->
     exe = find_program(program, env)
     if exe is None or not os.path.exists(exe):
         return None
+    # The answer names no input, so it is the same for every link of a run (a log's links ask
+    # the same driver the same question): asked once per program, option and environment.
+    key = (os.path.normpath(os.path.join(cwd, exe)), option, tuple(sorted(env.items())))
+    if key not in _QUERY_ANSWERS:
+        _QUERY_ANSWERS[key] = _ask_driver(exe, option, cwd, env)
+    return _QUERY_ANSWERS[key]
+
+
+_QUERY_ANSWERS: dict[tuple[str, str, tuple[tuple[str, str], ...]], str | None] = {}
+
+
+def _ask_driver(exe: str, option: str, cwd: str, env: Mapping[str, str]) -> str | None:
     try:
         proc = subprocess.run([exe, option], cwd=cwd, capture_output=True, text=True, timeout=DRIVER_TIMEOUT,
                               env=dict(env), errors="surrogateescape")

@@ -121,6 +121,9 @@ class OrderedEngine(Engine):
             return
         included = self.included.setdefault(inp.seq, set())
         t = self.t
+        if not (self.policy.common_pulls_data_definition and self.commons) \
+                and t.undef.keys().isdisjoint(facts.index_names()):
+            return  # nothing undefined is in the index: no member can be extracted (the common case)
         bfd = self.policy.archive_loop_on_new_symbols
         entries = self.pending.get(inp.seq, facts.index_entries)
         while True:

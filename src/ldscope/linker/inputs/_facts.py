@@ -113,6 +113,7 @@ class SharedFacts:
     undef_versions: Mapping[str, str] = field(default_factory=dict)  # reference -> version it names
     order: tuple[tuple[str, int], ...] = ()  # (key, SymbolKind) in .dynsym order
     data_defs: frozenset[str] = frozenset()  # strong, not a function, in an initialised section
+    weak_defs: frozenset[str] = frozenset()  # keys of `defs` that are weak definitions
 
     def beats_common(self, key: str) -> bool:
         """bfd: this library's definition replaces a common symbol of a regular object (a
@@ -145,6 +146,13 @@ class ArchiveFacts:
     problems: dict[int, str] = field(default_factory=dict)
     _members: dict[int, ObjectFacts | MemberProblem] = field(default_factory=dict)
     _defined: dict[str, list[int]] | None = None
+    _index_names: frozenset[str] | None = None
+
+    def index_names(self) -> frozenset[str]:
+        """The names the archive's index lists (computed once)."""
+        if self._index_names is None:
+            self._index_names = frozenset(name for name, _member in self.index_entries)
+        return self._index_names
 
     def member(self, index: int) -> ObjectFacts | MemberProblem:
         """Facts of member `index` (cached), or why it cannot be used."""
@@ -592,6 +600,7 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
         rpath=dyn.rpath if dyn is not None else (),
         machine=elf.machine, elf_class=elf.elf_class, defs=defs, display=display,
         undef=tuple(undef), weak_undef=tuple(weak_undef), undef_versions=versioned, order=tuple(order), data_defs=frozenset(data_defs),
+        weak_defs=frozenset(k for k, weak in defs.items() if weak),
     )
 
 
