@@ -16,9 +16,11 @@ from ldscope.elf._hashes import dynsym_count_from_hashes
 from ldscope.elf._notes import find_build_id, read_comdat_groups, read_debuglink, read_notes
 from ldscope.elf._relocs import (
     RelocationTable,
+    StackedRelocations,
     read_dynamic_relocations,
     read_relr_words,
     read_section_relocations,
+    read_stacked_relocations,
     reference_kinds,
 )
 from ldscope.elf._strings import RawBuffer, StringTable, ViewBuffer, WindowBuffer
@@ -240,10 +242,12 @@ class ElfFile:
     def sections(self) -> tuple[Section, ...]:
         """All section headers, decoded (names included)."""
         strtab = self._shstrtab
+        headers = self.section_headers
+        # Names in one call (a C++ object with -ffunction-sections has thousands of sections).
+        names = strtab.get_many(headers["sh_name"]) if strtab is not None and len(headers) else [""] * len(headers)
         result = []
-        for i, sh in enumerate(self.section_headers.tolist()):
-            name_off, sh_type, flags, addr, off, size, link, info, _align, entsize = sh
-            name = strtab.get(name_off) if strtab is not None else ""
+        for i, (sh, name) in enumerate(zip(headers.tolist(), names)):
+            _name_off, sh_type, flags, addr, off, size, link, info, _align, entsize = sh
             result.append(Section(i, name, sh_type, flags, addr, off, size, link, info, entsize))
         return tuple(result)
 
@@ -260,11 +264,13 @@ class ElfFile:
 
     @cached_property
     def _sections_by_type(self) -> dict[int, list[int]]:
-        by_type: dict[int, list[int]] = {}
-        if len(self.section_headers):
-            for index, sh_type in enumerate(self.section_headers["sh_type"].tolist()):
-                by_type.setdefault(sh_type, []).append(index)
-        return by_type
+        if not len(self.section_headers):
+            return {}
+        # Grouped with numpy: an object built with -ffunction-sections has thousands of sections.
+        types = self.section_headers["sh_type"]
+        order = np.argsort(types, kind="stable")
+        kinds, starts = np.unique(types[order], return_index=True)
+        return {kind: chunk.tolist() for kind, chunk in zip(kinds.tolist(), np.split(order, starts[1:]))}
 
     @cached_property
     def _load_segments(self) -> list[tuple[int, int, int]]:
@@ -581,6 +587,11 @@ class ElfFile:
     def section_relocations(self) -> tuple[tuple[Section, RelocationTable], ...]:
         """Relocation sections (SHT_REL/SHT_RELA), e.g. of relocatable objects."""
         return read_section_relocations(self)
+
+    @cached_property
+    def stacked_relocations(self) -> StackedRelocations:
+        """All relocation sections' entries as one set of arrays (see StackedRelocations)."""
+        return read_stacked_relocations(self)
 
     @cached_property
     def relr_words(self) -> np.ndarray:

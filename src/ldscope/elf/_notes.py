@@ -5,6 +5,8 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ldscope.elf import constants as C
 from ldscope.elf.constants import NT_GNU_BUILD_ID
 from ldscope.errors import InputFormatError
@@ -83,21 +85,46 @@ def read_debuglink(elf: ElfFile) -> tuple[str, int] | None:
 
 def read_comdat_groups(elf: ElfFile) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """(signature symbol name, member section indices) for each COMDAT group."""
-    groups = []
-    symtab = None
+    indices = elf.sections_of_type(C.SHT_GROUP)
+    if not indices:
+        return ()
     word = elf.dtypes["word"]
-    for i in elf.sections_of_type(C.SHT_GROUP):
-        sh = elf.section_headers[i]
-        words = elf.array(int(sh["sh_offset"]), word, int(sh["sh_size"]) // 4, "SHT_GROUP")
-        if len(words) > len(elf.section_headers) + 1:
-            raise InputFormatError(elf.name, f"section group {i} lists more members than there are sections")
-        if not len(words) or not int(words[0]) & C.GRP_COMDAT:
-            continue
-        if symtab is None:
-            symtab = elf.symtab
-        sig = ""
-        info = int(sh["sh_info"])
-        if symtab is not None and 0 <= info < len(symtab):
-            sig = symtab.name(info)
-        groups.append((sig, tuple(int(w) for w in words[1:].tolist())))
-    return tuple(groups)
+    headers = elf.section_headers[indices]
+    limit = len(elf.section_headers) + 1
+    found: list[tuple[int, tuple[int, ...]]] = []  # (signature symbol index, members)
+    offsets = headers["sh_offset"].astype(np.int64)
+    counts = headers["sh_size"].astype(np.int64) // 4
+    too_long = np.flatnonzero(counts > limit)
+    if too_long.size:
+        i = indices[int(too_long[0])]
+        raise InputFormatError(elf.name, f"section group {i} lists more members than there are sections")
+    ends = offsets + counts * 4
+    if offsets.min() >= 0 and ends.max() <= elf.size and counts.sum():
+        # All groups' words in one gather (a C++ object can hold thousands of groups).
+        total = int(counts.sum())
+        first = np.repeat(np.cumsum(counts) - counts, counts)
+        at = np.repeat(offsets, counts) + (np.arange(total, dtype=np.int64) - first) * 4
+        data = elf.array(0, np.dtype(np.uint8), elf.size, "file")
+        words = data[at[:, None] + np.arange(4, dtype=np.int64)].view(word).reshape(total).tolist()
+        bounds = np.cumsum(counts).tolist()
+        start = 0
+        for info, end in zip(headers["sh_info"].tolist(), bounds):
+            if end > start and words[start] & C.GRP_COMDAT:
+                found.append((info, tuple(words[start + 1:end])))
+            start = end
+    else:  # one past the end of the file: read group by group for the error naming it
+        for offset, size, info in zip(headers["sh_offset"].tolist(), headers["sh_size"].tolist(),
+                                      headers["sh_info"].tolist()):
+            group_words = elf.array(offset, word, size // 4, "SHT_GROUP").tolist()
+            if group_words and group_words[0] & C.GRP_COMDAT:
+                found.append((info, tuple(group_words[1:])))
+    if not found:
+        return ()
+    symtab = elf.symtab
+    count = len(symtab) if symtab is not None else 0
+    named = [k for k, (info, _m) in enumerate(found) if 0 <= info < count]
+    signatures = [""] * len(found)
+    if symtab is not None and named:
+        for k, name in zip(named, symtab.names_at(np.array([found[k][0] for k in named], dtype=np.int64))):
+            signatures[k] = name
+    return tuple((sig, members) for sig, (_info, members) in zip(signatures, found))

@@ -149,6 +149,74 @@ def read_section_relocations(elf: ElfFile) -> tuple[tuple[Section, RelocationTab
     return tuple(result)
 
 
+@dataclass(frozen=True, slots=True)
+class StackedRelocations:
+    """Every SHT_REL/SHT_RELA section's entries end to end, in section header order, with the
+    section each entry came from: one set of arrays for a whole object (a C++ object built
+    with -ffunction-sections has thousands of small relocation sections, and numpy per
+    section costs more than the work)."""
+
+    rel_section: np.ndarray  # index of the relocation section of each entry
+    target: np.ndarray  # that section's sh_info: the section the entry applies to
+    offsets: np.ndarray
+    symbol_indices: np.ndarray
+    types: np.ndarray
+    addends: np.ndarray | None
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0])
+
+
+def read_stacked_relocations(elf: ElfFile) -> StackedRelocations:
+    """All relocation sections of a file as one StackedRelocations (bounds-checked)."""
+    headers = elf.section_headers
+    sh_type = headers["sh_type"] if len(headers) else np.zeros(0, dtype=np.uint32)
+    chosen = np.flatnonzero((sh_type == C.SHT_REL) | (sh_type == C.SHT_RELA))
+    kinds = set(sh_type[chosen].tolist())
+    if len(kinds) != 1:  # none, or REL and RELA mixed (no toolchain does that): section by section
+        return _stacked_from_tables(elf)
+    dtype = elf.dtypes["rela" if kinds == {C.SHT_RELA} else "rel"]
+    item = dtype.itemsize
+    starts = headers["sh_offset"][chosen].astype(np.int64)
+    counts = headers["sh_size"][chosen].astype(np.int64) // item
+    ends = starts + counts * item
+    if starts.min() < 0 or ends.max() > elf.size:
+        return _stacked_from_tables(elf)  # raises the per-section error, naming the section
+    total = int(counts.sum())
+    if total and bool(np.all(starts[1:] == ends[:-1])):  # back to back (what assemblers write)
+        entries = elf.array(int(starts[0]), dtype, total, "relocation sections")
+    elif total:
+        # Gather each entry's bytes from wherever its section lies, in one fancy index.
+        first_of_section = np.repeat(np.cumsum(counts) - counts, counts)
+        entry_start = np.repeat(starts, counts) + (np.arange(total, dtype=np.int64) - first_of_section) * item
+        data = elf.array(0, np.dtype(np.uint8), elf.size, "file")
+        entries = data[entry_start[:, None] + np.arange(item, dtype=np.int64)].view(dtype).reshape(total)
+    else:
+        entries = np.zeros(0, dtype=dtype)
+    syms, types = split_info(entries["r_info"], elf.is64, elf.e_machine)
+    addends = entries["r_addend"] if "r_addend" in (entries.dtype.names or ()) else None
+    return StackedRelocations(np.repeat(chosen, counts), np.repeat(headers["sh_info"][chosen].astype(np.int64), counts),
+                              entries["r_offset"], syms, types, addends)
+
+
+def _stacked_from_tables(elf: ElfFile) -> StackedRelocations:
+    tables = elf.section_relocations
+    empty = np.zeros(0, dtype=np.int64)
+    if not tables:
+        return StackedRelocations(empty, empty, empty, empty, empty, None)
+    counts = [len(t) for _s, t in tables]
+    has_addends = all(t.addends is not None for _s, t in tables)
+    return StackedRelocations(
+        np.repeat(np.array([s.index for s, _t in tables], dtype=np.int64), counts),
+        np.repeat(np.array([s.info for s, _t in tables], dtype=np.int64), counts),
+        np.concatenate([t.offsets.astype(np.int64) for _s, t in tables]),
+        np.concatenate([t.symbol_indices for _s, t in tables]),
+        np.concatenate([t.types for _s, t in tables]),
+        np.concatenate([t.addends.astype(np.int64) for _s, t in tables if t.addends is not None])
+        if has_addends else None,
+    )
+
+
 def read_relr_words(elf: ElfFile) -> np.ndarray:
     """The RELR table's raw words (DT_RELR), empty if absent."""
     size = elf.dynamic_tag(C.DT_RELRSZ)

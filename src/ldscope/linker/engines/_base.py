@@ -200,18 +200,19 @@ class Engine:
         """Keep the first copy of each COMDAT group: keys defined in discarded copies, and
         references made only from discarded copies (never reported) are noted."""
         discarded: set[str] = set()
-        dropped: list[str] = []
-        for sig in facts.groups:
-            if sig in self.seen_groups and self.seen_groups[sig] != uid:
-                discarded.update(k for k, g in facts.group_of.items() if g == sig)
-                dropped.append(sig)
-            else:
-                self.seen_groups[sig] = uid
-        if dropped and facts.group_refs:
-            gone = set().union(*(facts.group_refs.get(g, frozenset()) for g in dropped))
-            kept = facts.plain_refs.union(*(r for g, r in facts.group_refs.items() if g not in dropped))
-            if gone - kept:
-                self.dead_refs[uid] = gone - kept
+        seen = self.seen_groups
+        if not facts.groups:
+            return discarded
+        # Groups another unit kept first are dropped; the others are this unit's from now on.
+        dropped = [sig for sig in facts.groups if seen.get(sig, uid) != uid]
+        seen.update(dict.fromkeys((sig for sig in facts.groups if sig not in seen), uid))
+        for sig in dropped:
+            # The keys whose last section assignment is this group (as group_of says).
+            discarded.update(k for k in facts.group_keys.get(sig, ()) if facts.group_of.get(k) == sig)
+        if dropped and facts.group_references is not None:
+            dead = facts.group_references.only_from(dropped)
+            if dead:
+                self.dead_refs[uid] = set(dead)
         return discarded
 
     def define(self, key: str, kind: int, uid: int) -> None:
@@ -253,8 +254,9 @@ class Engine:
                         weak_undef.pop(key, None)
         if len(taken) < len(lib_defs):
             # dict.fromkeys keeps the library's order (insertion order is observable in reports).
-            fresh = dict.fromkeys((k for k in lib_defs if k not in taken), (SHARED, uid)) if taken \
-                else dict.fromkeys(lib_defs, (SHARED, uid))
+            fresh = dict.fromkeys(lib_defs, (SHARED, uid))
+            for key in taken:
+                del fresh[key]
             weak_fresh = lib.weak_defs & fresh.keys() if lib.weak_defs else ()
             defs.update(fresh)
             for key in weak_fresh:

@@ -8,7 +8,7 @@ reachable as `foo@V` (what an object's `.symver` reference to `foo@V` looks up).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -76,9 +76,9 @@ class ObjectFacts:
     group_of: Mapping[str, str]  # key -> COMDAT group signature of its section
     groups: tuple[str, ...]
     e_type: int = C.ET_REL
+    group_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # signature -> its keys
     symbols: tuple[tuple[str, int], ...] = ()  # (key, SymbolKind) in symbol-table order
-    group_refs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # sig -> refs from it
-    plain_refs: frozenset[str] = frozenset()  # refs from sections outside COMDAT groups
+    group_references: GroupReferences | None = None  # undefined names used from each COMDAT group
     # References only made by general- or local-dynamic TLS call sequences (`call
     # __tls_get_addr` after a TLSGD/TLSLD relocation): in an executable every linker relaxes
     # the sequence to initial- or local-exec and the call is gone (g++ -static's libstdc++.a).
@@ -282,34 +282,38 @@ def _non_pic_relocations(elf: ElfFile) -> tuple[NonPicRelocation, ...]:
     if types is None or elf.e_type != C.ET_REL:
         return ()
     x86 = elf.e_machine == C.EM_X86_64
+    relocs = elf.stacked_relocations
+    if not len(relocs):
+        return ()
+    headers = elf.section_headers
+    target = relocs.target
+    in_range = (target > 0) & (target < len(headers))
+    loaded = np.zeros(len(relocs), dtype=bool)
+    loaded[in_range] = (headers["sh_flags"][target[in_range]] & SHF_ALLOC) != 0
+    hit = loaded & np.isin(relocs.types, np.array(sorted(types)))
+    table = elf.symtab
+    if x86 and table is not None:
+        # PC32 to a default-visibility global: the symbol may be preempted in a shared
+        # object, so the 32-bit PC-relative word cannot reach it (non-PIC code's `g`).
+        # Kept apart: the common PC32 to locals and hidden symbols are fine.
+        pc32 = np.flatnonzero(loaded & (relocs.types == _X86_PC32))
+        if pc32.size:
+            syms = relocs.symbol_indices[pc32].astype(np.int64)
+            ok = (syms > 0) & (syms < len(table))
+            pc32, syms = pc32[ok], syms[ok]
+            preempt = ((table.bind[syms] != C.STB_LOCAL) & (table.visibility[syms] == 0)
+                       & (table.type[syms] != C.STT_SECTION))
+            hit[pc32[preempt]] = True
+    hits = np.flatnonzero(hit)
+    if not hits.size or table is None:
+        return ()
     sections = elf.sections
     found: list[NonPicRelocation] = []
-    table = None
-    wanted = np.array(sorted(types))
-    for sec, relocs in elf.section_relocations:
-        if not 0 < sec.info < len(sections) or not sections[sec.info].flags & SHF_ALLOC:
-            continue
-        hits = np.flatnonzero(np.isin(relocs.types, wanted))
-        if x86 and relocs.types.size:
-            # PC32 to a default-visibility global: the symbol may be preempted in a shared
-            # object, so the 32-bit PC-relative word cannot reach it (non-PIC code's `g`).
-            # Kept apart: the common PC32 to locals and hidden symbols are fine.
-            table = table if table is not None else elf.symtab
-            if table is not None:
-                pc32 = np.flatnonzero(relocs.types == _X86_PC32)
-                if pc32.size:
-                    syms = relocs.symbol_indices[pc32].astype(np.int64)
-                    ok = (syms > 0) & (syms < len(table))
-                    pc32, syms = pc32[ok], syms[ok]
-                    preempt = ((table.bind[syms] != C.STB_LOCAL) & (table.visibility[syms] == 0)
-                               & (table.type[syms] != C.STT_SECTION))
-                    hits = np.union1d(hits, pc32[preempt])
-        if not hits.size:
-            continue
-        table = table if table is not None else elf.symtab
-        if table is None:
-            break
-        for k in hits[: _MAX_NON_PIC - len(found)].tolist():
+    # Section by section, at most the slots left per section (skipped entries use theirs).
+    hit_sections = relocs.rel_section[hits]
+    bounds = np.flatnonzero(np.diff(hit_sections)) + 1
+    for chunk in np.split(hits, bounds):
+        for k in chunk[: _MAX_NON_PIC - len(found)].tolist():
             sym = int(relocs.symbol_indices[k])
             if not 0 < sym < len(table):
                 continue
@@ -318,13 +322,14 @@ def _non_pic_relocations(elf: ElfFile) -> tuple[NonPicRelocation, ...]:
             if shndx == C.SHN_ABS:
                 continue  # an absolute value needs no relocation at load time
             target_sec = sections[shndx] if 0 < shndx < len(sections) else None
-            target = target_sec.name if is_section and target_sec is not None else table.name(sym)
+            name = target_sec.name if is_section and target_sec is not None else table.name(sym)
             mergeable = bool(target_sec is not None and target_sec.flags & SHF_MERGE)
             number = int(relocs.types[k])
             tls = number in _TLS_LOCAL_EXEC
-            found.append(NonPicRelocation(_NON_PIC_NAMES.get(number, types.get(number, str(number))), target,
-                                          is_section, mergeable, sections[sec.info].name, int(relocs.offsets[k]),
-                                          number, shared_only=tls or (number == _X86_PC32 and x86),
+            found.append(NonPicRelocation(_NON_PIC_NAMES.get(number, types.get(number, str(number))), name,
+                                          is_section, mergeable, sections[int(relocs.target[k])].name,
+                                          int(relocs.offsets[k]), number,
+                                          shared_only=tls or (number == _X86_PC32 and x86),
                                           tls=tls and not x86, preemptible=number == _X86_PC32 and x86))
         if len(found) >= _MAX_NON_PIC:
             break
@@ -340,9 +345,10 @@ def _long_branches(elf: ElfFile) -> tuple[LongBranch, ...]:
     sections larger than the reach can hold one, so most objects cost one size test."""
     if elf.e_machine != C.EM_AARCH64 or elf.e_type != C.ET_REL:
         return ()
-    sections = elf.sections
-    if not any(s.size >= _BRANCH_REACH for s in sections):
+    headers = elf.section_headers
+    if not len(headers) or int(headers["sh_size"].max()) < _BRANCH_REACH:
         return ()
+    sections = elf.sections
     table = elf.symtab
     if table is None:
         return ()
@@ -370,18 +376,16 @@ def _undefined_in_relocation_order(elf: ElfFile, undefined: frozenset[str]) -> t
     if table is None:
         return ()
     undefined_index = table.section_index == C.SHN_UNDEF
-    seen: dict[str, None] = {}
-    for _sec, relocs in elf.section_relocations:
-        if not relocs.symbol_indices.size:
-            continue
-        syms, first = np.unique(relocs.symbol_indices, return_index=True)
-        syms = syms[np.argsort(first, kind="stable")].astype(np.int64)
-        syms = syms[(syms > 0) & (syms < len(table))]
-        syms = syms[undefined_index[syms]]
-        for name in table.names_at(syms):
-            if name in undefined and name not in seen:
-                seen[name] = None
-    return tuple(seen)
+    # All sections' symbol indices end to end, in header order: one first-occurrence pass
+    # over the whole (a C++ object has thousands of small relocation sections).
+    stacked = elf.stacked_relocations.symbol_indices
+    if not stacked.size:
+        return ()
+    syms, first = np.unique(stacked.astype(np.int64), return_index=True)
+    syms = syms[np.argsort(first, kind="stable")]
+    syms = syms[(syms > 0) & (syms < len(table))]
+    syms = syms[undefined_index[syms]]
+    return tuple(dict.fromkeys(name for name in table.names_at(syms) if name in undefined))
 
 
 def _only_tls_calls(elf: ElfFile, resolver: str, openers: frozenset[int]) -> bool:
@@ -390,13 +394,18 @@ def _only_tls_calls(elf: ElfFile, resolver: str, openers: frozenset[int]) -> boo
     table = elf.symtab
     if table is None:
         return False
-    targets = set(table.indices_of(resolver))
-    opener_types = np.array(sorted(openers))
-    for _sec, relocs in elf.section_relocations:
-        calls = int(np.count_nonzero(np.isin(relocs.symbol_indices, list(targets)))) if targets else 0
-        if calls and calls > int(np.count_nonzero(np.isin(relocs.types, opener_types))):
-            return False
-    return True
+    # The resolver is undefined here: look among the undefined names only.
+    undefined = np.flatnonzero(table.section_index == C.SHN_UNDEF)
+    targets = [i for i, name in zip(undefined.tolist(), table.names_at(undefined)) if name == resolver]
+    relocs = elf.stacked_relocations
+    if not targets or not len(relocs):
+        return True
+    # Per relocation section: calls of the resolver against sequence openers (one bincount each).
+    sections = relocs.rel_section
+    size = int(sections.max()) + 1
+    calls = np.bincount(sections[np.isin(relocs.symbol_indices, targets)], minlength=size)
+    opened = np.bincount(sections[np.isin(relocs.types, sorted(openers))], minlength=size)
+    return not bool(np.any(calls > opened))
 
 
 def _object_facts(elf: ElfFile, display: str) -> ObjectFacts:
@@ -414,8 +423,9 @@ def _object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     names = _symtab_names(elf, table.entries["st_name"][idx].tolist())
     if names is None:
         names = table.strings.get_many(table.entries["st_name"][idx])
-    if not groups and "" not in names and not any("@" in n for n in names):
-        return _plain_object_facts(elf, display, names, bind[idx], shndx[idx], stype[idx])
+    if "" not in names and not any("@" in n for n in names):
+        facts = _plain_object_facts(elf, display, names, bind[idx], shndx[idx], stype[idx])
+        return _with_groups(elf, facts, groups, idx, names, shndx[idx]) if groups else facts
     binds = bind[idx].tolist()
     secs = shndx[idx].tolist()
     types = stype[idx].tolist()
@@ -430,6 +440,7 @@ def _object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     undef: dict[str, None] = {}
     weak_undef: dict[str, None] = {}
     group_of: dict[str, str] = {}
+    keys_of_group: dict[str, list[str]] = {}
     order: list[tuple[str, int]] = []
     for name, b, sec, typ in zip(names, binds, secs, types):
         if not name:
@@ -461,16 +472,15 @@ def _object_facts(elf: ElfFile, display: str) -> ObjectFacts:
         if group is not None:
             for k in keys:
                 group_of[k] = group
-    group_refs: dict[str, frozenset[str]] = {}
-    plain_refs: frozenset[str] = frozenset()
-    if groups:
-        group_refs, plain_refs = _refs_by_group(elf, idx.tolist(), names, secs, section_group)
+                keys_of_group.setdefault(group, []).append(k)
+    group_references = _refs_by_group(elf, idx.tolist(), names, secs, section_group) if groups else None
     return ObjectFacts(
         name=display, machine=elf.machine, elf_class=elf.elf_class, strong=tuple(strong),
         weak=tuple(weak), common=tuple(common), data_defs=frozenset(data), undef=tuple(undef),
         weak_undef=tuple(n for n in weak_undef if n not in undef), group_of=group_of,
         groups=tuple(g for g, _ in groups), e_type=elf.e_type,
-        symbols=tuple(order), group_refs=group_refs, plain_refs=plain_refs,
+        symbols=tuple(order), group_references=group_references,
+        group_keys={g: tuple(dict.fromkeys(ks)) for g, ks in keys_of_group.items()},
     )
 
 
@@ -501,6 +511,34 @@ def _plain_object_facts(elf: ElfFile, display: str, names: list[str], bind: np.n
     )
 
 
+def _with_groups(elf: ElfFile, facts: ObjectFacts, groups: tuple[tuple[str, tuple[int, ...]], ...],
+                 idx: np.ndarray, names: list[str], shndx: np.ndarray) -> ObjectFacts:
+    """The COMDAT facts of an object whose symbols took the plain path: each definition's
+    group, each group's keys, the references made from each group (arrays, no symbol loop)."""
+    signatures = list(dict.fromkeys(sig for sig, _members in groups))
+    code_of = {sig: k for k, sig in enumerate(signatures)}
+    code_by_section = np.full(len(elf.section_headers), -1, dtype=np.int64)
+    section_group: dict[int, str] = {}
+    for sig, members in groups:  # later groups win a section, as the symbol loop's dict did
+        for section in members:
+            section_group[section] = sig
+            if 0 <= section < len(code_by_section):
+                code_by_section[section] = code_of[sig]
+    defined = (shndx != C.SHN_UNDEF) & (shndx != C.SHN_COMMON) & (shndx < len(code_by_section))
+    codes = np.full(len(names), -1, dtype=np.int64)
+    codes[defined] = code_by_section[shndx[defined]]
+    grouped = np.flatnonzero(codes >= 0)
+    group_of: dict[str, str] = {}
+    keys_of_group: dict[str, list[str]] = {}
+    for k, code in zip(grouped.tolist(), codes[grouped].tolist()):
+        sig = signatures[code]
+        group_of[names[k]] = sig
+        keys_of_group.setdefault(sig, []).append(names[k])
+    references = _refs_by_group(elf, idx.tolist(), names, shndx.tolist(), section_group)
+    return replace(facts, group_of=group_of, groups=tuple(g for g, _ in groups), group_references=references,
+                   group_keys={g: tuple(dict.fromkeys(ks)) for g, ks in keys_of_group.items()})
+
+
 def _symtab_names(elf: ElfFile, offsets: list[int]) -> list[str] | None:
     """Names from .symtab's string table, read as one bytes object (fast for archive
     members, whose buffers are memoryviews); None if the table is unavailable."""
@@ -519,19 +557,64 @@ def _symtab_names(elf: ElfFile, offsets: list[int]) -> list[str] | None:
     return [blob[o:e].decode("utf-8", "surrogateescape") for o, e in zip(offs.tolist(), ends)]
 
 
+class GroupReferences:
+    """Which undefined names an object's relocations use, from which COMDAT group (or from
+    outside any group), as arrays: a link asks only "which references are made by nothing
+    but the copies I discard", per object, and that is two numpy set operations."""
+
+    __slots__ = ("_code_of", "_group_codes", "_names", "_symbols")
+
+    def __init__(self, group_codes: np.ndarray, symbols: np.ndarray, names: Mapping[int, str],
+                 code_of: Mapping[str, int]) -> None:
+        self._group_codes = group_codes  # per (section, symbol) pair: group code, -1 outside groups
+        self._symbols = symbols  # symbol-table index of the undefined name
+        self._names = names
+        self._code_of = code_of  # group signature -> code
+
+    def only_from(self, signatures: Iterable[str]) -> frozenset[str]:
+        """Names referenced from these groups' sections and from no other section."""
+        codes = [self._code_of[s] for s in signatures if s in self._code_of]
+        if not codes:
+            return frozenset()
+        dropped = np.isin(self._group_codes, codes)
+        gone = np.unique(self._symbols[dropped])
+        if not gone.size:
+            return frozenset()
+        dead = np.setdiff1d(gone, self._symbols[~dropped], assume_unique=False)
+        return frozenset(self._names[i] for i in dead.tolist())
+
+
 def _refs_by_group(elf: ElfFile, indices: list[int], names: list[str], secs: list[int],
-                   section_group: dict[int, str]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+                   section_group: dict[int, str]) -> GroupReferences | None:
     """Undefined symbols referenced from each COMDAT group's sections, and from the rest.
 
     A reference only made from a group that the link discards is never reported."""
     undef_name = {i: n for i, n, sec in zip(indices, names, secs) if sec == C.SHN_UNDEF and n}
-    by_group: dict[str, set[str]] = {}
-    plain: set[str] = set()
-    for sec, table in elf.section_relocations:
-        sig = section_group.get(sec.info) or section_group.get(sec.index)
-        used = {undef_name[i] for i in np.unique(table.symbol_indices).tolist() if i in undef_name}
-        (by_group.setdefault(sig, set()) if sig else plain).update(used)
-    return {k: frozenset(v) for k, v in by_group.items()}, frozenset(plain)
+    relocs = elf.stacked_relocations
+    if not undef_name or not len(relocs):
+        return None
+    # Only entries against an undefined name matter.
+    table_size = max(undef_name) + 1
+    is_undef = np.zeros(table_size, dtype=bool)
+    is_undef[list(undef_name)] = True
+    syms = relocs.symbol_indices.astype(np.int64)
+    keep = (syms >= 0) & (syms < table_size)
+    keep[keep] = is_undef[syms[keep]]
+    if not keep.any():
+        return None
+    # A relocation section belongs to the group of the section it applies to (or its own).
+    code_of = {sig: k for k, sig in enumerate(dict.fromkeys(section_group.values()))}
+    code_by_section = np.full(len(elf.section_headers), -1, dtype=np.int64)
+    for section, sig in section_group.items():
+        if 0 <= section < len(code_by_section):
+            code_by_section[section] = code_of[sig]
+    targets = relocs.target[keep]
+    own = relocs.rel_section[keep]
+    in_range = (targets >= 0) & (targets < len(code_by_section))
+    codes = np.full(targets.shape, -1, dtype=np.int64)
+    codes[in_range] = code_by_section[targets[in_range]]
+    codes = np.where(codes >= 0, codes, code_by_section[own])
+    return GroupReferences(codes, syms[keep], undef_name, code_of)
 
 
 def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
