@@ -114,13 +114,13 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
     if partial:
         notes.append("partial: the simulation continued without inputs it could not read")
     warnings = [*sim.parsed.warnings, *sim.resolved.warnings, *sim.outcome.warnings, *member_notes]
-    warnings += [e.message for e in errors if e.kind == LinkErrorKind.UNDEFINED_WARNING]
+    warnings += [e.message for e in errors if e.kind.is_warning]
     trace = tuple(TraceEntry(t.action, t.target, t.position if t.position is not None and t.position >= 0 else None,
                              t.symbol, t.by) for t in sim.outcome.trace)
     return LinkReport(
         linker=sim.policy.name, argv=line.argv, original=line.original, cwd=line.cwd,
         source=line.source, output_kind=sim.kind, links=sim.links, partial=partial,
-        errors=tuple(e for e in errors if e.kind != LinkErrorKind.UNDEFINED_WARNING),
+        errors=tuple(e for e in errors if not e.kind.is_warning),
         warnings=tuple(dict.fromkeys(warnings)), notes=tuple(dict.fromkeys(notes)), fixes=fixes,
         trace=trace, inputs=_inputs(sim), confirmation=confirmation,
         why=tuple(trace_symbol(sim, name) for name in why),

@@ -8,6 +8,7 @@ import os
 from ldscope.cxx import demangle, demangle_like_linkers
 from ldscope.explain._link_lookup import Candidate, Lookup
 from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
+from ldscope.explain._link_pic import pic_explanation
 from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
 from ldscope.linker import Simulation, word
 from ldscope.linker.engines import RawError, Unit
@@ -342,6 +343,8 @@ class LinkExplainer:
             return (f"{who} was compiled without -fPIC (an absolute 32-bit address of {e.key}); a shared "
                     "object or PIE cannot hold it: recompile that object (its archive) with -fPIC, or link "
                     "an executable with -no-pie")
+        if e.kind in (LinkErrorKind.TEXT_RELOCATION, LinkErrorKind.TEXTREL_WARNING, LinkErrorKind.NON_PIC_CODE):
+            return pic_explanation(e.kind, self.culprit(e), e.key, self.label)
         if e.kind == LinkErrorKind.UNDEFINED_VERSION:
             return (f"the version script assigns {e.key} to version {e.detail}, but no object in the link "
                     f"defines {e.key}; with --no-undefined-version {self.label} refuses that: define it, "

@@ -112,6 +112,8 @@ def _for_error(sim: Simulation, e: LinkError, i: int) -> list[Candidate]:
         return _dso_missing(sim, e, i, after)
     if e.kind == LinkErrorKind.MISSING_INPUT:
         return _versioned_only(sim, e, i, p) if p is not None else []
+    if e.kind == LinkErrorKind.TEXT_RELOCATION:
+        return [_allow_text_relocations(argv, i)]
     if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
         return []
     out = [c for d in e.defined_in for c in _for_definition(argv, d, i, p, after)]
@@ -147,6 +149,14 @@ def _for_definition(argv: tuple[str, ...], d: Definition, i: int, p: int | None,
         flag = library_flag(d.where)
         return [Candidate(f"add {flag} after {_at(argv, p)} ({d.where})", (Edit("insert", after, (flag,)),), i)]
     return []
+
+
+def _allow_text_relocations(argv: tuple[str, ...], i: int) -> Candidate:
+    """-z notext at the end (the last of -z text/-z notext wins in all four linkers); the
+    real fix, recompiling with -fPIC, is not an edit of the line."""
+    return Candidate("-z notext (accepts the text relocations; recompiling the object with -fPIC is the fix)",
+                     (Edit("insert", len(argv), ("-z", "notext")),), i,
+                     "a workaround, not a fix: the output keeps text relocations (DT_TEXTREL)")
 
 
 def _versioned_only(sim: Simulation, e: LinkError, i: int, p: int) -> list[Candidate]:
@@ -230,7 +240,7 @@ def evaluate(sim: Simulation, errors: tuple[LinkError, ...]) -> tuple[Fix, ...]:
                     apply_edits(argv, edits), True, True, 0, "the combination links")
     fixes: list[Fix] = []
     for n, (c, s) in enumerate(results):
-        remaining = sum(1 for x in s.outcome.errors if x.kind != LinkErrorKind.UNDEFINED_WARNING)
+        remaining = sum(1 for x in s.outcome.errors if not x.kind.is_warning)
         if s.links:
             reason = c.caveat or "links"
         elif c.caveat:

@@ -11,6 +11,7 @@ from ldscope.linker._output_checks import (
     static_dynamic_objects,
     undefined_version_errors,
 )
+from ldscope.linker._pic_checks import add_pic_relocation_errors
 from ldscope.linker.engines import (
     POLICIES,
     Engine,
@@ -43,8 +44,8 @@ class Simulation:
     @property
     def links(self) -> bool:
         """True when no error (shown or not) was found (missing inputs of a log aside)."""
-        ignore = (LinkErrorKind.UNDEFINED_WARNING,) if self.missing_fatal else (LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.MISSING_INPUT)
-        return not any(e.kind not in ignore for e in self.outcome.errors)
+        ignore = () if self.missing_fatal else (LinkErrorKind.MISSING_INPUT,)
+        return not any(not e.kind.is_warning and e.kind not in ignore for e in self.outcome.errors)
 
 
 def engine_class(policy: Policy) -> type[Engine]:
@@ -81,12 +82,13 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
         outcome.fatal = True
     outcome.errors.extend(undefined_version_errors(opts, policy, outcome, line.cwd))
     add_non_pic_errors(outcome, policy, kind, opts)
+    add_pic_relocation_errors(outcome, policy, kind, opts)
     add_long_branch_errors(outcome, policy)
     limit = opts.error_limit if opts.error_limit is not None and policy.error_limit else policy.error_limit
     if limit:
         shown = 0
         for n, e in enumerate(outcome.errors):
-            if e.shown and e.kind != LinkErrorKind.UNDEFINED_WARNING:
+            if e.shown and not e.kind.is_warning:
                 shown += 1
                 if shown > limit:
                     outcome.errors[n] = replace(e, shown=False)  # lld: "too many errors emitted"

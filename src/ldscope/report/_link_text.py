@@ -6,7 +6,6 @@ from ldscope.analysis import LinkReport
 from ldscope.explain import LinkError
 from ldscope.fixes import Fix
 from ldscope.report._text_safe import sanitized
-from ldscope.vocab import LinkErrorKind
 
 
 def _error_text(e: LinkError, verbose: bool) -> list[str]:
@@ -75,7 +74,7 @@ def _verdict(report: LinkReport, verbose: bool) -> list[str]:
 
     policy = POLICIES.get(report.linker)
     label = policy.label if policy is not None else report.linker
-    shown = [e for e in report.errors if e.shown and e.kind != LinkErrorKind.UNDEFINED_WARNING]
+    shown = [e for e in report.errors if e.shown and not e.kind.is_warning]
     verdict = "links" if report.links else f"FAILS ({len(shown)} error{'s' if len(shown) != 1 else ''})"
     lines = [f"ldscope link: {label}, {report.output_kind} — the link {verdict}"
              + ("  (partial: some inputs could not be read)" if report.partial else "")]

@@ -52,6 +52,11 @@ LINK_RULES: dict[LinkErrorKind, str] = {
     LinkErrorKind.BRANCH_OUT_OF_RANGE: "A branch is further from its target than it reaches, inside one section.",
     LinkErrorKind.HIDDEN_UNDEFINED: "A symbol referenced with hidden visibility is defined nowhere in a shared link.",
     LinkErrorKind.NON_PIC_RELOCATION: "An object compiled without -fPIC is linked into a shared object or PIE.",
+    LinkErrorKind.NON_PIC_CODE: "AArch64 code compiled without -fPIC addresses a symbol a shared object or PIE "
+                                "cannot reach that way.",
+    LinkErrorKind.TEXT_RELOCATION: "An absolute address in a read-only section needs a text relocation the "
+                                   "linker refuses.",
+    LinkErrorKind.TEXTREL_WARNING: "The output has text relocations (DT_TEXTREL): it links, with a warning.",
     LinkErrorKind.UNDEFINED_VERSION: "A version script names a symbol that nothing in the link defines.",
     LinkErrorKind.STATIC_DYNAMIC_OBJECT: "A shared library is on a static link (or in a -Bstatic region).",
     LinkErrorKind.UNSUPPORTED_OPTION: "The linker accepts an option but cannot do what it asks here.",
@@ -222,7 +227,7 @@ def link_sarif(report: LinkReport) -> dict[str, Any]:
         if e.symbol:
             loc["logicalLocations"] = [{"name": e.symbol, "fullyQualifiedName": e.demangled or e.symbol,
                                         "kind": "function"}]
-        level = "warning" if e.kind == LinkErrorKind.UNDEFINED_WARNING else "error"
+        level = "warning" if e.kind.is_warning else "error"
         results.append(SarifResult(e.kind, level, f"{e.message}\n{e.explanation}".strip(), (loc,) if loc else (),
                                    properties={"argument_index": e.argument_index, "linker": report.linker}))
     return sarif_document(results, LINK_RULES,

@@ -69,6 +69,14 @@ class LinkErrorKind(Words):
     BRANCH_OUT_OF_RANGE = "branch-out-of-range"  # a B/BL further than it reaches, no veneer possible
     HIDDEN_UNDEFINED = "hidden-undefined"  # a hidden reference nothing in a shared link defines
     NON_PIC_RELOCATION = "non-pic-relocation"  # recompile with -fPIC
+    NON_PIC_CODE = "non-pic-code"  # AArch64 ADRP/MOVW/ABS32 of non-PIC code in a shared object or PIE
+    TEXT_RELOCATION = "text-relocation"  # a dynamic relocation in a read-only section, refused
+    TEXTREL_WARNING = "textrel-warning"  # the same, only warned about (the output links)
     UNDEFINED_VERSION = "undefined-version"  # a version script names a symbol nothing defines
     STATIC_DYNAMIC_OBJECT = "static-dynamic-object"  # a shared library where only archives may go
     UNSUPPORTED_OPTION = "unsupported-option"
+
+    @property
+    def is_warning(self) -> bool:
+        """True for what a linker only warns about: the output is still written."""
+        return self in (LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.TEXTREL_WARNING)

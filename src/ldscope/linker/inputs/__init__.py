@@ -19,6 +19,7 @@ from ldscope.linker.inputs._facts import (
     read_facts,
     shared_facts,
 )
+from ldscope.linker.inputs._pic_facts import PicFamily, PicRelocation
 from ldscope.linker.inputs._resolve import GroupEnd, Input, ResolvedLine, library_flag, resolve_inputs
 from ldscope.linker.inputs._searchdirs import (
     bfd_needed_search_path,
@@ -40,6 +41,8 @@ __all__ = [
     "MemberProblem",
     "NonPicRelocation",
     "ObjectFacts",
+    "PicFamily",
+    "PicRelocation",
     "ResolvedLine",
     "ScriptFacts",
     "SharedFacts",

@@ -25,6 +25,7 @@ from ldscope.elf import (
 from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
 from ldscope.linker._symbol_kinds import COMMON, STRONG, UNDEFINED, WEAK, WEAK_UNDEFINED
+from ldscope.linker.inputs._pic_facts import PicRelocation, pic_relocations
 from ldscope.vocab import LinkErrorKind
 
 _SNIFF = 4096
@@ -86,6 +87,8 @@ class ObjectFacts:
     non_pic: tuple[NonPicRelocation, ...] = ()  # absolute 32-bit relocations in loaded sections
     hidden_undef: frozenset[str] = frozenset()  # undefined with hidden/internal visibility: must be linked in
     long_branches: tuple[LongBranch, ...] = ()  # branches out of range inside one section
+    # Text relocations and AArch64 non-PIC sequences (inputs/_pic_facts.py).
+    pic_relocs: tuple[PicRelocation, ...] = ()
     # Undefined names in the order the relocations first refer to them (section by section):
     # the order lld reports undefined symbols in (what its --error-limit cuts).
     undef_order: tuple[str, ...] = ()
@@ -233,6 +236,9 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     non_pic = _non_pic_relocations(elf)
     if non_pic:
         facts = replace(facts, non_pic=non_pic)
+    pic_relocs = pic_relocations(elf)
+    if pic_relocs:
+        facts = replace(facts, pic_relocs=pic_relocs)
     long_branches = _long_branches(elf)
     if long_branches:
         facts = replace(facts, long_branches=long_branches)
