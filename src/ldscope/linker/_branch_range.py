@@ -30,7 +30,6 @@ from ldscope.vocab import LinkErrorKind
 
 _CALL_REACH = 1 << 27
 _GOLD_STATIC_BASE = 0x400000  # gold's text-segment start of a static non-PIE executable
-_LINKERS = ("bfd", "gold", "lld", "mold")
 # Output sections before .text in bfd's and gold's layout (measured on aarch64): .init, .plt.
 _BEFORE_TEXT = frozenset({".init", ".plt"})
 
@@ -67,7 +66,12 @@ def _bounds(layout: LayoutEstimate, outcome: Outcome, uid: int, site: BranchSite
     if own is None:
         return None
     here = own.start + site.before + site.offset  # estimated, from the output section's start
-    after_caller = site.section_size - site.offset  # the rest of the caller's section lies in between
+    # What lies at least between the branch and the end (start) of its object's share: the
+    # rest of its section, and the share's other sections (their sizes, without padding).
+    padding = own.size - own.min_size
+    after_caller = site.section_size - site.offset
+    after_share = after_caller + max(0, own.min_size - site.before - site.section_size)
+    before_share = site.offset + max(0, site.before - padding)
     if site.local is not None:
         out, rank, offset = site.local
         if out == site.output:
@@ -83,11 +87,11 @@ def _bounds(layout: LayoutEstimate, outcome: Outcome, uid: int, site: BranchSite
         if linker not in ("bfd", "gold") or site.output != ".text":
             return None  # lld and mold order output sections differently (and link anyway)
         if out in _BEFORE_TEXT:
-            return site.offset + own.min_start, -(here + offset)
+            return before_share + own.min_start, -(here + offset)
         section = layout.section(out)
         if out == ".fini" or (section is not None and section.code):
             text = layout.section(".text")
-            return after_caller, (text.size if text is not None else own.size) - here + offset
+            return after_share, (text.size if text is not None else own.size) - here + offset
         return None
     defined = outcome.table.defs.get(site.target)
     if defined is None or defined[1] is None:
@@ -99,7 +103,7 @@ def _bounds(layout: LayoutEstimate, outcome: Outcome, uid: int, site: BranchSite
             return None  # a preemptible definition of a shared object is called through its PLT
         if linker not in ("bfd", "gold") or site.output != ".text":
             return None
-        return site.offset + own.min_start, -here  # bfd's and gold's .plt precede .text
+        return before_share + own.min_start, -here  # bfd's and gold's .plt precede .text
     if target_uid == uid or site.output != ".text" or not isinstance(target, ObjectFacts):
         return None
     code = [layout.placements.get((target_uid, s.output, s.rank)) for s in target.shares if s.code]
@@ -109,11 +113,11 @@ def _bounds(layout: LayoutEstimate, outcome: Outcome, uid: int, site: BranchSite
     if min(p.min_start for p in spans) >= own.min_start + own.min_size:
         first = min(spans, key=lambda p: p.start)
         between = first.min_start - (own.min_start + own.min_size)
-        return after_caller + between, first.start - here
+        return after_share + between, first.start - here
     if max(p.min_start + p.min_size for p in spans) <= own.min_start:
         last = max(spans, key=lambda p: p.start)
         between = own.min_start - (last.min_start + last.min_size)
-        return site.offset + between, last.start - here
+        return before_share + between, last.start - here
     return None
 
 
