@@ -26,7 +26,6 @@ pytestmark = pytest.mark.skipif(shutil.which(CC) is None or shutil.which("aarch6
                                 reason="install gcc-aarch64-linux-gnu (.ci/run does)")
 LINKERS = ("bfd", "gold", "lld", "mold")
 START = "\t.text\n\t.globl _start\n_start:\n"
-MIB = 1 << 20
 
 
 def _assemble(d: Path, name: str, text: str) -> str:
