@@ -10,7 +10,7 @@ from ldscope.explain._link_lookup import Candidate, Lookup
 from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
 from ldscope.explain._link_pic import pic_explanation
 from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
-from ldscope.linker import Simulation, word
+from ldscope.linker import Simulation, explain_branch, word
 from ldscope.linker.engines import RawError, Unit
 from ldscope.linker.inputs import ArchiveFacts, Input, SharedFacts
 from ldscope.vocab import LinkErrorKind, NearMiss
@@ -326,6 +326,11 @@ class LinkExplainer:
                     + ". The simulation continues without it (the verdict is partial)")
         if e.kind == LinkErrorKind.UNKNOWN_OPTION:
             return f"{self.label} does not accept {e.detail}"
+        if e.kind in (LinkErrorKind.BRANCH_OUT_OF_RANGE, LinkErrorKind.RELOCATION_OVERFLOW):
+            laid_out = explain_branch(self.sim.outcome, self.sim.policy, self.sim.kind, self.sim.parsed.options,
+                                      e.uid, e.key)
+            if laid_out is not None:
+                return laid_out
         if e.kind == LinkErrorKind.BRANCH_OUT_OF_RANGE:
             return (f"an AArch64 B/BL reaches ±128 MiB; this one targets {e.key} further away inside the "
                     "same input section, where no linker can place a veneer (between sections bfd, gold, "

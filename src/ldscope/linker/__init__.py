@@ -9,7 +9,9 @@ groups, per-file symbol facts), `engines` (each linker's resolution rules). The 
 
 from __future__ import annotations
 
+from ldscope.linker._branch_range import BranchFinding, BranchProblem, branch_findings, explain_branch
 from ldscope.linker._environment import LinkEnvironment, link_environment
+from ldscope.linker._layout import LayoutEstimate, OutputSectionEstimate, estimate_layout
 from ldscope.linker._messages import lld_location, program_label, word
 from ldscope.linker._simulate import Simulation, engine_class, simulate_argv
 from ldscope.linker._symbol_kinds import COMMON, SHARED, SHARED_WEAK, STRONG, WEAK
@@ -23,12 +25,19 @@ __all__ = [
     "SHARED_WEAK",
     "STRONG",
     "WEAK",
+    "BranchFinding",
+    "BranchProblem",
     "CommandLineError",
+    "LayoutEstimate",
     "LinkEnvironment",
     "LinkLine",
+    "OutputSectionEstimate",
     "Policy",
     "Simulation",
+    "branch_findings",
     "engine_class",
+    "estimate_layout",
+    "explain_branch",
     "find_link_in_log",
     "link_environment",
     "lld_location",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ldscope.linker._branch_range import add_layout_branch_errors
 from ldscope.linker._environment import LinkEnvironment, link_environment
 from ldscope.linker._output_checks import (
     add_long_branch_errors,
@@ -84,6 +85,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
     add_non_pic_errors(outcome, policy, kind, opts)
     add_pic_relocation_errors(outcome, policy, kind, opts)
     add_long_branch_errors(outcome, policy)
+    add_layout_branch_errors(outcome, policy, kind, opts)
     limit = opts.error_limit if opts.error_limit is not None and policy.error_limit else policy.error_limit
     if limit:
         shown = 0

@@ -49,7 +49,8 @@ LINK_RULES: dict[LinkErrorKind, str] = {
     LinkErrorKind.CORRUPT_INPUT: "An input (or an archive member) cannot be read.",
     LinkErrorKind.ARCHIVE_NO_INDEX: "An archive has no symbol index (run ranlib).",
     LinkErrorKind.UNKNOWN_OPTION: "The linker does not accept an option on the line.",
-    LinkErrorKind.BRANCH_OUT_OF_RANGE: "A branch is further from its target than it reaches, inside one section.",
+    LinkErrorKind.BRANCH_OUT_OF_RANGE: "A branch is further from its target than it reaches, and this linker cannot place a veneer for it.",
+    LinkErrorKind.RELOCATION_OVERFLOW: "A branch no linker adds a veneer for (CONDBR19, TSTBR14) is further from its target than it reaches.",
     LinkErrorKind.HIDDEN_UNDEFINED: "A symbol referenced with hidden visibility is defined nowhere in a shared link.",
     LinkErrorKind.NON_PIC_RELOCATION: "An object compiled without -fPIC is linked into a shared object or PIE.",
     LinkErrorKind.NON_PIC_CODE: "AArch64 code compiled without -fPIC addresses a symbol a shared object or PIE "

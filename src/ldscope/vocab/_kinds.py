@@ -67,6 +67,7 @@ class LinkErrorKind(Words):
     ARCHIVE_NO_INDEX = "archive-no-index"
     UNKNOWN_OPTION = "unknown-option"
     BRANCH_OUT_OF_RANGE = "branch-out-of-range"  # a B/BL further than it reaches, no veneer possible
+    RELOCATION_OVERFLOW = "relocation-overflow"  # a branch no linker adds a veneer for, out of reach
     HIDDEN_UNDEFINED = "hidden-undefined"  # a hidden reference nothing in a shared link defines
     NON_PIC_RELOCATION = "non-pic-relocation"  # recompile with -fPIC
     NON_PIC_CODE = "non-pic-code"  # AArch64 ADRP/MOVW/ABS32 of non-PIC code in a shared object or PIE

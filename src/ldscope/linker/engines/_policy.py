@@ -54,8 +54,10 @@ class Policy:
     non_pic_reports: str  # relocations a PIC output cannot hold: the "first" (bfd, gold) or "each"
     # An AArch64 CALL26/JUMP26 out of reach inside one input section (measured with a .skip of
     # 140 MiB): bfd "relocation truncated to fit", gold "Stub is too far away" ("error"), lld
-    # links ("thunk"), mold 1.10 crashes with a segmentation fault ("crash"). Between input
-    # sections all four insert veneers/thunks and link.
+    # links ("thunk"); mold 1.10 links it ("thunk": with its thunk after the section, the branch
+    # it writes is wrong) unless the section is alone in its output section, where it crashes
+    # whatever the branches (linker/_branch_range.py). Between input sections all four insert
+    # veneers/thunks and link.
     long_branch_in_section: str
     # Errors printed before the linker stops ("too many errors emitted, stopping now"): lld's
     # --error-limit, 20 by default; 0 for the linkers without one.

@@ -27,12 +27,14 @@ from ldscope.linker.inputs._searchdirs import (
     expand_origin,
     with_sysroot,
 )
+from ldscope.linker.inputs._sections import BranchSite, SectionShare, output_section_of
 from ldscope.linker.inputs._version_script import version_script_names
 
 __all__ = [
     "DEFAULT_CACHE",
     "ArchiveFacts",
     "BadInput",
+    "BranchSite",
     "FactsCache",
     "FileFacts",
     "GroupEnd",
@@ -45,12 +47,14 @@ __all__ = [
     "PicRelocation",
     "ResolvedLine",
     "ScriptFacts",
+    "SectionShare",
     "SharedFacts",
     "bfd_needed_search_path",
     "default_dirs",
     "expand_origin",
     "library_flag",
     "object_facts",
+    "output_section_of",
     "read_facts",
     "resolve_inputs",
     "shared_facts",

@@ -26,6 +26,7 @@ from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
 from ldscope.linker._symbol_kinds import COMMON, STRONG, UNDEFINED, WEAK, WEAK_UNDEFINED
 from ldscope.linker.inputs._pic_facts import PicRelocation, pic_relocations
+from ldscope.linker.inputs._sections import BranchSite, SectionShare, branch_sites, section_shares
 from ldscope.vocab import LinkErrorKind
 
 _SNIFF = 4096
@@ -92,6 +93,10 @@ class ObjectFacts:
     # Undefined names in the order the relocations first refer to them (section by section):
     # the order lld reports undefined symbols in (what its --error-limit cuts).
     undef_order: tuple[str, ...] = ()
+    # What the object contributes to each output section, and its branches whose reach
+    # depends on the layout (the output-layout estimate, linker/_layout.py).
+    shares: tuple[SectionShare, ...] = ()
+    branch_sites: tuple[BranchSite, ...] = ()
 
     def defines(self, key: str) -> bool:
         """True if the object defines `key` (strong, weak or common)."""
@@ -242,6 +247,7 @@ def object_facts(elf: ElfFile, display: str) -> ObjectFacts:
     long_branches = _long_branches(elf)
     if long_branches:
         facts = replace(facts, long_branches=long_branches)
+    facts = _with_layout_facts(facts, elf)
     if len(facts.undef) > 1:
         order = _undefined_in_relocation_order(elf, frozenset(facts.undef))
         if order:
@@ -374,6 +380,13 @@ def _long_branches(elf: ElfFile) -> tuple[LongBranch, ...]:
             if len(found) >= _MAX_NON_PIC:
                 return tuple(found)
     return tuple(found)
+
+
+def _with_layout_facts(facts: ObjectFacts, elf: ElfFile) -> ObjectFacts:
+    """The object's section shares and layout-dependent branches (see inputs/_sections.py)."""
+    shares = section_shares(elf)
+    sites = branch_sites(elf)
+    return replace(facts, shares=shares, branch_sites=sites) if shares or sites else facts
 
 
 def _undefined_in_relocation_order(elf: ElfFile, undefined: frozenset[str]) -> tuple[str, ...]:

@@ -72,39 +72,43 @@ def pic_relocations(elf: ElfFile) -> tuple[PicRelocation, ...]:
     families = _families(elf.e_machine)
     if not families or elf.e_type != C.ET_REL:
         return ()
+    relocs = elf.stacked_relocations  # all sections at once (C++ objects have thousands)
+    if not len(relocs):
+        return ()
+    headers = elf.section_headers
+    targets = relocs.target
+    in_range = (targets > 0) & (targets < len(headers))
+    flags = np.zeros(len(relocs), dtype=np.int64)
+    flags[in_range] = headers["sh_flags"][targets[in_range]]
+    # Debug sections are never loaded, so never relocated at run time.
+    hits = np.flatnonzero(((flags & SHF_ALLOC) != 0) & np.isin(relocs.types, np.array(sorted(families))))
+    if not hits.size:
+        return ()
+    table = elf.symtab
+    if table is None:
+        return ()
     sections = elf.sections
-    wanted = np.array(sorted(families))
-    table = None
     found: list[PicRelocation] = []
-    for sec, relocs in elf.section_relocations:
-        if not 0 < sec.info < len(sections) or not sections[sec.info].flags & SHF_ALLOC:
-            continue  # debug sections are never loaded, so never relocated at run time
-        hits = np.flatnonzero(np.isin(relocs.types, wanted))
-        if not hits.size:
+    for k in hits.tolist():
+        family, name = families[int(relocs.types[k])]
+        if family == PicFamily.ABSOLUTE_WORD and flags[k] & SHF_WRITE:
+            continue  # an ordinary dynamic relocation in writable data
+        sym = int(relocs.symbol_indices[k])
+        if not 0 < sym < len(table):
             continue
-        table = table if table is not None else elf.symtab
-        if table is None:
-            return ()
-        writable = bool(sections[sec.info].flags & SHF_WRITE)
-        for k in hits.tolist():
-            family, name = families[int(relocs.types[k])]
-            if family == PicFamily.ABSOLUTE_WORD and writable:
-                continue  # an ordinary dynamic relocation in writable data
-            sym = int(relocs.symbol_indices[k])
-            if not 0 < sym < len(table):
-                continue
-            shndx = int(table.section_index[sym])
-            if shndx == C.SHN_ABS:
-                continue  # an absolute value is the same wherever the output is loaded
-            local = int(table.bind[sym]) == C.STB_LOCAL
-            if family == PicFamily.PAGE and (local or int(table.visibility[sym]) != 0):
-                continue  # PC-relative to something that binds locally: fine in any output
-            stype = int(table.type[sym])
-            target_sec = sections[shndx] if 0 < shndx < len(sections) else None
-            target = target_sec.name if stype == C.STT_SECTION and target_sec is not None else table.name(sym)
-            found.append(PicRelocation(family, name, int(relocs.types[k]), target, local,
-                                       stype if shndx != C.SHN_UNDEF else -1,
-                                       sections[sec.info].name, int(relocs.offsets[k])))
-            if len(found) >= _MAX_FOUND:
-                return tuple(found)
+        shndx = int(table.section_index[sym])
+        if shndx == C.SHN_ABS:
+            continue  # an absolute value is the same wherever the output is loaded
+        local = int(table.bind[sym]) == C.STB_LOCAL
+        if family == PicFamily.PAGE and (local or int(table.visibility[sym]) != 0):
+            continue  # PC-relative to something that binds locally: fine in any output
+        stype = int(table.type[sym])
+        target_sec = sections[shndx] if 0 < shndx < len(sections) else None
+        target = target_sec.name if stype == C.STT_SECTION and target_sec is not None else table.name(sym)
+        found.append(PicRelocation(family, name, int(relocs.types[k]), target, local,
+                                   stype if shndx != C.SHN_UNDEF else -1,
+                                   sections[int(targets[k])].name, int(relocs.offsets[k])))
+        if len(found) >= _MAX_FOUND:
+            return tuple(found)
+    return tuple(found)
     return tuple(found)
