@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import mmap
 import os
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,11 +42,12 @@ def is_elf(first_bytes: bytes) -> bool:
     return first_bytes[:4] == ELF_MAGIC
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
-    """A section header, decoded."""
+class Section(NamedTuple):
+    """A section header, decoded. A named tuple, not a frozen dataclass: an object built with
+    -ffunction-sections has thousands of sections, and a frozen dataclass's __init__ (one
+    object.__setattr__ per field) costs five times a tuple's; it is as immutable."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index, which nothing here calls
     name: str
     type: int
     flags: int
@@ -245,11 +245,9 @@ class ElfFile:
         headers = self.section_headers
         # Names in one call (a C++ object with -ffunction-sections has thousands of sections).
         names = strtab.get_many(headers["sh_name"]) if strtab is not None and len(headers) else [""] * len(headers)
-        result = []
-        for i, (sh, name) in enumerate(zip(headers.tolist(), names)):
-            _name_off, sh_type, flags, addr, off, size, link, info, _align, entsize = sh
-            result.append(Section(i, name, sh_type, flags, addr, off, size, link, info, entsize))
-        return tuple(result)
+        return tuple(Section(i, name, sh_type, flags, addr, off, size, link, info, entsize)
+                     for i, ((_name_off, sh_type, flags, addr, off, size, link, info, _align, entsize), name)
+                     in enumerate(zip(headers.tolist(), names)))
 
     def section_by_name(self, name: str) -> Section | None:
         """The first section with this name."""

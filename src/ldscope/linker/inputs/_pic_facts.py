@@ -80,8 +80,11 @@ def pic_relocations(elf: ElfFile) -> tuple[PicRelocation, ...]:
     in_range = (targets > 0) & (targets < len(headers))
     flags = np.zeros(len(relocs), dtype=np.int64)
     flags[in_range] = headers["sh_flags"][targets[in_range]]
-    # Debug sections are never loaded, so never relocated at run time.
-    hits = np.flatnonzero(((flags & SHF_ALLOC) != 0) & np.isin(relocs.types, np.array(sorted(families))))
+    # Debug sections are never loaded, so never relocated at run time; an absolute word in
+    # writable data is an ordinary dynamic relocation (C++ vtables in .data.rel.ro: most hits).
+    words = np.array(sorted(n for n, (family, _name) in families.items() if family == PicFamily.ABSOLUTE_WORD))
+    ordinary = np.isin(relocs.types, words) & ((flags & SHF_WRITE) != 0)
+    hits = np.flatnonzero(((flags & SHF_ALLOC) != 0) & ~ordinary & np.isin(relocs.types, np.array(sorted(families))))
     if not hits.size:
         return ()
     table = elf.symtab
