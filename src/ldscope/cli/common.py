@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import IO, Any, TypeVar
@@ -152,3 +153,12 @@ def check_env_assignments(env: tuple[str, ...]) -> None:
     for item in env:
         if "=" not in item or item.startswith("="):
             raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
+
+
+def cache_dir() -> str | None:
+    """ldscope's cache directory: $XDG_CACHE_HOME/ldscope, else ~/.cache/ldscope."""
+    from ldscope.system import home_directory, process_environment
+
+    env = process_environment()
+    base = env.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if (home := home_directory(env)) else None)
+    return os.path.join(base, "ldscope") if base else None

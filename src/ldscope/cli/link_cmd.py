@@ -14,6 +14,7 @@ from ldscope.cli.common import (
     EXIT_CLEAN,
     EXIT_FINDINGS,
     EXIT_INPUT_ERROR,
+    cache_dir,
     diagnose,
     is_quiet,
     output_options,
@@ -45,10 +46,14 @@ from ldscope.cli.common import (
               help="Do not ask the compiler driver (-###); use documented defaults.")
 @click.option("--no-search", is_flag=True,
               help="Do not look through the search path for libraries that define missing symbols.")
+@click.option("--no-cache", is_flag=True,
+              help="Do not read or write the store of libraries' symbol facts kept between runs "
+                   "($XDG_CACHE_HOME/ldscope, else ~/.cache/ldscope; an entry is used only while its "
+                   "file's device, inode, size and mtime are unchanged).")
 @output_options(("text", "json", "sarif"))
 def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd: str | None,
          fix: bool, ablate: bool, confirm: bool, compile_first: bool, why: tuple[str, ...], no_driver: bool,
-         no_search: bool,
+         no_search: bool, no_cache: bool,
          output_format: str, output: str | None, verbose: bool) -> None:
     """Predict whether a link succeeds, without linking.
 
@@ -78,7 +83,9 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
         # Never run a program named by a log: it is not the user's own command line.
         raise click.UsageError("--compile runs the compiler of a command you give, not one from a log")
     from ldscope.linker.frontend import CompilesFirstError, DriverRefusedError
+    from ldscope.linker.inputs import save_facts_store, use_facts_store
 
+    use_facts_store(None if no_cache else cache_dir())
     scratch = tempfile.TemporaryDirectory(prefix="ldscope-compile-") if compile_first else None
     try:
         if from_log:
@@ -120,6 +127,8 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
         diagnose("link", str(exc))
         raise SystemExit(EXIT_INPUT_ERROR) from None
     finally:
+        save_facts_store()  # also after a log's every link (_every_link exits from in here)
+        use_facts_store(None)
         if scratch is not None:
             scratch.cleanup()
     if not report.inputs:

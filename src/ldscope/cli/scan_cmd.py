@@ -12,6 +12,7 @@ from ldscope.cli.common import (
     EXIT_CLEAN,
     EXIT_FINDINGS,
     EXIT_INPUT_ERROR,
+    cache_dir,
     check_env_assignments,
     diagnose,
     is_quiet,
@@ -88,7 +89,7 @@ def scan(
     settings = ScanSettings(
         python=python, preload=preload, loaded=loaded, env=env, clear_env=clear_env, root=root,
         also_search=also_search, jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
-        cache_dir=None if no_cache else _cache_dir(),
+        cache_dir=None if no_cache else cache_dir(),
     )
     progress = _progress_bar() if sys.stderr.isatty() and output_format == "text" and not is_quiet() else None
     result = run_scan(targets, settings, with_env, progress)
@@ -109,15 +110,6 @@ def scan(
     if result.errors:
         raise SystemExit(EXIT_INPUT_ERROR)
     raise SystemExit(EXIT_FINDINGS if result.fails(fail_on) else EXIT_CLEAN)
-
-
-def _cache_dir() -> str | None:
-    """ldscope's cache directory: $XDG_CACHE_HOME/ldscope, else ~/.cache/ldscope."""
-    from ldscope.system import home_directory, process_environment
-
-    env = process_environment()
-    base = env.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if (home := home_directory(env)) else None)
-    return os.path.join(base, "ldscope") if base else None
 
 
 def _progress_bar() -> Callable[[int], None]:

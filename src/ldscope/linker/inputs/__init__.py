@@ -19,6 +19,7 @@ from ldscope.linker.inputs._facts import (
     read_facts,
     shared_facts,
 )
+from ldscope.linker.inputs._facts_store import FactsStore, save_facts_store, use_facts_store
 from ldscope.linker.inputs._pic_facts import PicFamily, PicRelocation
 from ldscope.linker.inputs._resolve import GroupEnd, Input, ResolvedLine, library_flag, resolve_inputs
 from ldscope.linker.inputs._searchdirs import (
@@ -36,6 +37,7 @@ __all__ = [
     "BadInput",
     "BranchSite",
     "FactsCache",
+    "FactsStore",
     "FileFacts",
     "GroupEnd",
     "Input",
@@ -57,7 +59,9 @@ __all__ = [
     "output_section_of",
     "read_facts",
     "resolve_inputs",
+    "save_facts_store",
     "shared_facts",
+    "use_facts_store",
     "version_script_names",
     "with_sysroot",
 ]

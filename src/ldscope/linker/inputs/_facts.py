@@ -8,8 +8,9 @@ reachable as `foo@V` (what an object's `.symver` reference to `foo@V` looks up).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -155,6 +156,25 @@ class ArchiveFacts:
     _members: dict[int, ObjectFacts | MemberProblem] = field(default_factory=dict)
     _defined: dict[str, list[int]] | None = None
     _index_names: frozenset[str] | None = None
+    # Members' facts from the persistent store (encoded), and how to decode one (_facts_store).
+    _stored: dict[int, Any] | None = None
+    _decode_stored: Callable[[Any, str], ObjectFacts | MemberProblem | None] | None = None
+
+    def attach_stored(self, stored: dict[int, Any],
+                      decoder: Callable[[Any, str], ObjectFacts | MemberProblem | None]) -> None:
+        """Members read by an earlier run (decoded on first use instead of parsed)."""
+        self._stored, self._decode_stored = stored, decoder
+
+    def stored_and_parsed(self, encoder: Callable[[ObjectFacts | MemberProblem], Any]) -> dict[int, Any]:
+        """Every member known now, encoded: those stored before and those parsed in this run."""
+        known = dict(self._stored or {})
+        for index, facts in self._members.items():
+            if index not in known:
+                try:
+                    known[index] = encoder(facts)
+                except TypeError:
+                    continue  # something the store cannot hold: parsed again next time
+        return known
 
     def index_names(self) -> frozenset[str]:
         """The names the archive's index lists (computed once)."""
@@ -169,6 +189,11 @@ class ArchiveFacts:
             return found
         m = self.archive.members[index]
         display = f"{self.path}({m.name})"
+        if self._stored is not None and self._decode_stored is not None and index in self._stored:
+            decoded = self._decode_stored(self._stored[index], display)
+            if decoded is not None:
+                self._members[index] = decoded
+                return decoded
         result: ObjectFacts | MemberProblem
         if not m.is_elf:
             result = MemberProblem(m.name, m.skip_reason or "not an ELF object")
@@ -590,17 +615,24 @@ class GroupReferences:
         self._names = names
         self._code_of = code_of  # group signature -> code
 
+    def state(self) -> tuple[np.ndarray, np.ndarray, Mapping[int, str], Mapping[str, int]]:
+        """What it is made of (for the persistent store)."""
+        return self._group_codes, self._symbols, self._names, self._code_of
+
     def only_from(self, signatures: Iterable[str]) -> frozenset[str]:
         """Names referenced from these groups' sections and from no other section."""
         codes = [self._code_of[s] for s in signatures if s in self._code_of]
         if not codes:
             return frozenset()
-        dropped = np.isin(self._group_codes, codes)
-        gone = np.unique(self._symbols[dropped])
-        if not gone.size:
+        # A lookup table over the group codes (shifted by one: -1 is "outside any group").
+        table = np.zeros(len(self._code_of) + 1, dtype=bool)
+        table[np.asarray(codes) + 1] = True
+        dropped = table[self._group_codes + 1]
+        gone = set(self._symbols[dropped].tolist())
+        if not gone:
             return frozenset()
-        dead = np.setdiff1d(gone, self._symbols[~dropped], assume_unique=False)
-        return frozenset(self._names[i] for i in dead.tolist())
+        dead = gone.difference(self._symbols[~dropped].tolist())
+        return frozenset(self._names[i] for i in dead)
 
 
 def _refs_by_group(elf: ElfFile, indices: list[int], names: list[str], secs: list[int],
@@ -758,6 +790,11 @@ class FactsCache:
 
     def __init__(self) -> None:
         self._by_key: dict[tuple[str, int, int, int, int], FileFacts] = {}
+        self.store: FactsStoreLike | None = None  # facts kept between runs (linker.use_facts_store)
+
+    def clear(self) -> None:
+        """Forget every file read so far."""
+        self._by_key.clear()
 
     def get(self, path: str) -> FileFacts:
         """Facts of `path`, read at most once while the file is unchanged."""
@@ -768,11 +805,34 @@ class FactsCache:
         key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         found = self._by_key.get(key)
         if found is None:
-            found = read_facts(path)
+            store = self.store
+            found = store.load_shared(path, st) if store is not None else None
+            if found is None:
+                found = read_facts(path)
+                if store is not None and isinstance(found, SharedFacts):
+                    store.remember_shared(path, st, found)
+                elif store is not None and isinstance(found, ArchiveFacts):
+                    store.attach_archive(path, st, found)
             if len(self._by_key) > 4096:
                 self._by_key.clear()
             self._by_key[key] = found
         return found
+
+
+class FactsStoreLike(Protocol):
+    """What the cache needs of a persistent store (linker/inputs/_facts_store.py)."""
+
+    def load_shared(self, path: str, st: os.stat_result) -> SharedFacts | None:
+        """A shared library's stored facts, if the file is unchanged."""
+
+    def remember_shared(self, path: str, st: os.stat_result, facts: SharedFacts) -> None:
+        """Keep a shared library's facts."""
+
+    def attach_archive(self, path: str, st: os.stat_result, facts: ArchiveFacts) -> None:
+        """Give an archive its stored members."""
+
+    def save(self) -> None:
+        """Write what was added."""
 
 
 DEFAULT_CACHE = FactsCache()
