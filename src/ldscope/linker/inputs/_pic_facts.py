@@ -114,4 +114,3 @@ def pic_relocations(elf: ElfFile) -> tuple[PicRelocation, ...]:
         if len(found) >= _MAX_FOUND:
             return tuple(found)
     return tuple(found)
-    return tuple(found)
