@@ -166,10 +166,25 @@ class LinkExplainer:
         explained = any(d.status in (DefinitionStatus.BEFORE_REFERRER, DefinitionStatus.DROPPED_AS_NEEDED, DefinitionStatus.WEAK_REFERENCE) for d in out)
         # A program's `main` comes from the program's own objects: a library on the search path
         # that happens to define one (libncurses++.a) is never the fix.
-        search = self.search and not explained and key not in _PROGRAM_ENTRY_SYMBOLS
-        for cand in self.lookup.where(key, search=search):
+        entry = key in _PROGRAM_ENTRY_SYMBOLS
+        search = self.search and not explained and not entry
+        # The build tree only when nothing on the line defines it at all (its libraries are a
+        # guess from where the link lives, not from anything the line names).
+        tree = self.search and not out
+        for cand in self.lookup.where(key, search=search, tree=tree):
+            if cand.how == "build-tree" and entry and not self.beside_line_library(cand.path):
+                continue
             out.append(self.candidate_definition(cand))
         return tuple(out)
+
+    def beside_line_library(self, path: str) -> bool:
+        """True if `path` is in the directory of a library the line already links: a project's
+        own `main` library (libgtest_main.a beside the line's lib/libgtest.a) is part of the
+        set it links against; one elsewhere in the tree defining `main` is only a program's."""
+        here = os.path.dirname(os.path.realpath(self.lookup.abs(path)))
+        return any(os.path.dirname(os.path.realpath(self.lookup.abs(i.path))) == here
+                   for i in self.sim.resolved.inputs
+                   if i.path and isinstance(i.facts, (SharedFacts, ArchiveFacts)))
 
     def members_defining(self, f: ArchiveFacts, key: str) -> list[int]:
         """Members an archive says define `key`."""
@@ -216,6 +231,10 @@ class LinkExplainer:
             return Definition(c.path, None, DefinitionStatus.DT_NEEDED_ONLY,
                               f"{c.path} defines {c.shown}, but the link reaches it only as a "
                               f"DT_NEEDED entry of {c.via} ({self.arg(c.via_position)})")
+        if c.how == "build-tree":
+            return Definition(c.path, None, DefinitionStatus.BUILD_TREE,
+                              f"{c.path} in the build tree defines {c.shown}; it is in no search directory "
+                              f"and not on the line (add it by that path)")
         return Definition(c.path, None, DefinitionStatus.SEARCH_PATH,
                           f"{c.path} on the search path defines {c.shown}; it is not on the line "
                           f"(add {c.via})")
