@@ -124,8 +124,8 @@ def test_a_sibling_project_is_not_searched(tmp_path: Path) -> None:
 
 def test_main_from_the_tree_only_beside_a_library_the_line_links(tmp_path: Path) -> None:
     """A `main` library (gtest_main's kind) is offered when it sits beside a library the line
-    already links (lib/libgt.a); the same library is not offered to a line that links nothing
-    from there."""
+    already links (lib/libgt.a) and the line has objects of its own; not to a line that links
+    nothing from there, nor to one left with no object."""
     build = tmp_path / "build"
     lib = build / "lib"
     build.mkdir()
@@ -145,3 +145,8 @@ def test_main_from_the_tree_only_beside_a_library_the_line_links(tmp_path: Path)
     alone = _report(["gcc", "case.o", "-o", "case"], build / "t")
     assert _tree_definitions(alone, "main") == []
     assert _fixing(alone) == []
+    # No object of its own left (the program's main object dropped, googletest's sample9):
+    # what is missing is that object, not a main library.
+    no_objects = _report(["gcc", "-o", "case", "../lib/libgt.a"], build / "t")
+    assert _tree_definitions(no_objects, "main") == []
+    assert _fixing(no_objects) == []

@@ -57,7 +57,7 @@ def find_build_root(cwd: str) -> str | None:
 _SYSTEM = ("/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev")
 
 
-def _is_system(d: str) -> bool:
+def is_system_dir(d: str) -> bool:
     """The file-system root or a system directory: never a project's build tree."""
     norm = os.path.normpath(d)
     return norm == "/" or any(norm == s or norm.startswith(s + "/") for s in _SYSTEM)
@@ -128,7 +128,7 @@ def build_tree_libraries(cwd: str, anchors: Iterable[str], exclude: Iterable[str
                 found.append(p)
 
     for d in dict.fromkeys(os.path.abspath(a) for a in anchors):
-        if _is_system(d) or d in listed or budget[0] <= 0:
+        if is_system_dir(d) or d in listed or budget[0] <= 0:
             continue
         listed.add(d)
         take(listing(d)[0])
@@ -138,11 +138,11 @@ def build_tree_libraries(cwd: str, anchors: Iterable[str], exclude: Iterable[str
     if root is None:
         parent = os.path.dirname(here)
         for d in (parent, *(os.path.join(parent, n) for n in _LIBRARY_DIRS)):
-            if not _is_system(d) and d not in listed and os.path.isdir(d):
+            if not is_system_dir(d) and d not in listed and os.path.isdir(d):
                 listed.add(d)
                 take(listing(d)[0])
         root, depth_limit = here, MAX_DEPTH_UNMARKED
-    if _is_system(root):
+    if is_system_dir(root):
         return found
     queue: list[tuple[str, int]] = [(root, 0)]
     while queue and budget[0] > 0 and len(found) < MAX_LIBRARIES:

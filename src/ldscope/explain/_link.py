@@ -4,14 +4,16 @@ why it did not count, and what is almost the symbol wanted."""
 from __future__ import annotations
 
 import os
+import re
 
 from ldscope.cxx import demangle, demangle_like_linkers
+from ldscope.explain._build_tree import is_system_dir
 from ldscope.explain._link_lookup import Candidate, Lookup
 from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
 from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
 from ldscope.linker import Simulation, word
 from ldscope.linker.engines import RawError, Unit
-from ldscope.linker.inputs import ArchiveFacts, Input, SharedFacts
+from ldscope.linker.inputs import ArchiveFacts, Input, ObjectFacts, SharedFacts
 from ldscope.vocab import LinkErrorKind, NearMiss
 
 _SYMBOL_KINDS = (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.SHLIB_UNDEFINED, LinkErrorKind.DSO_MISSING,
@@ -19,6 +21,8 @@ _SYMBOL_KINDS = (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.UNDEFINED_WARN
 
 
 _PROGRAM_ENTRY_SYMBOLS = frozenset(("main", "WinMain", "wmain"))
+# The start files a driver adds (crt1.o, Scrt1.o, crti.o, crtbeginS.o, crtend.o, ...).
+_TOOLCHAIN_OBJECT = re.compile(r"^(?:[SMgr]?|gr)crt[1in]\.o$|^crt(?:begin|end|fastmath|offload)\w*\.o$")
 
 
 def _class_data_of(key: str) -> tuple[str, str] | None:
@@ -172,10 +176,17 @@ class LinkExplainer:
         # guess from where the link lives, not from anything the line names).
         tree = self.search and not out
         for cand in self.lookup.where(key, search=search, tree=tree):
-            if cand.how == "build-tree" and entry and not self.beside_line_library(cand.path):
+            if cand.how == "build-tree" and entry and not (self.has_own_objects()
+                                                            and self.beside_line_library(cand.path)):
                 continue
             out.append(self.candidate_definition(cand))
         return tuple(out)
+
+    def has_own_objects(self) -> bool:
+        """True if the line links an object file of its own (not the toolchain's start files):
+        a program with no objects left lacks them, not a library's `main`."""
+        return any(isinstance(i.facts, ObjectFacts) and i.path and not is_system_dir(os.path.dirname(self.lookup.abs(i.path)))
+                   and not _TOOLCHAIN_OBJECT.match(os.path.basename(i.path)) for i in self.sim.resolved.inputs)
 
     def beside_line_library(self, path: str) -> bool:
         """True if `path` is in the directory of a library the line already links: a project's
