@@ -138,8 +138,11 @@ def test_main_from_the_tree_only_beside_a_library_the_line_links(tmp_path: Path)
     with_lib = _report(["gcc", "case.o", "-o", "case", "../lib/libgt.a"], build / "t")
     assert _tree_definitions(with_lib, "main") == ["../lib/libgt_main.a"]
     fix = _fixing(with_lib)[0]
-    # After Scrt1.o's reference to main, so before ../lib/libgt.a that gt_main.o needs.
-    assert fix.argv.index("../lib/libgt_main.a") < fix.argv.index("../lib/libgt.a")
+    # main's user is the start file, but the library goes after the line's own objects (where
+    # a build writes it), and before the ../lib/libgt.a that gt_main.o needs.
+    assert fix.argv.index("case.o") < fix.argv.index("../lib/libgt_main.a") < fix.argv.index("../lib/libgt.a")
+    assert fix.user_argv == ("gcc", "case.o", "-o", "case", "../lib/libgt_main.a", "../lib/libgt.a")
+    assert fix.description.startswith("add ../lib/libgt_main.a after case.o (argument ")
     real = _really_links(fix, build / "t")
     assert real.returncode == 0, real.stderr
     alone = _report(["gcc", "case.o", "-o", "case"], build / "t")

@@ -37,6 +37,18 @@ def _class_data_of(key: str) -> tuple[str, str] | None:
     return None
 
 
+def last_own_object(sim: Simulation) -> int | None:
+    """The argument index of the line's last object file of its own (not a start file the
+    driver adds from the toolchain), or None."""
+    found = None
+    for i in sim.resolved.inputs:
+        if (isinstance(i.facts, ObjectFacts) and i.path and i.position >= 0
+                and not _TOOLCHAIN_OBJECT.match(os.path.basename(i.path))
+                and not is_system_dir(os.path.dirname(os.path.join(sim.line.cwd, i.path)))):
+            found = i.position if found is None else max(found, i.position)
+    return found
+
+
 def _is_start_file(display: str) -> bool:
     """crt1.o, Scrt1.o, rcrt1.o, gcrt1.o, grcrt1.o: what calls main."""
     return os.path.basename(display).endswith("crt1.o")
@@ -185,8 +197,7 @@ class LinkExplainer:
     def has_own_objects(self) -> bool:
         """True if the line links an object file of its own (not the toolchain's start files):
         a program with no objects left lacks them, not a library's `main`."""
-        return any(isinstance(i.facts, ObjectFacts) and i.path and not is_system_dir(os.path.dirname(self.lookup.abs(i.path)))
-                   and not _TOOLCHAIN_OBJECT.match(os.path.basename(i.path)) for i in self.sim.resolved.inputs)
+        return last_own_object(self.sim) is not None
 
     def beside_line_library(self, path: str) -> bool:
         """True if `path` is in the directory of a library the line already links: a project's

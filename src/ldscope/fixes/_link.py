@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from ldscope.explain import Definition, DefinitionStatus, LinkError
+from ldscope.explain import Definition, DefinitionStatus, LinkError, last_own_object
 from ldscope.fixes._results import Edit, Fix
 from ldscope.fixes._user_words import user_fix
 from ldscope.linker import Simulation, simulate_argv
@@ -62,7 +62,7 @@ def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate
     seen: set[tuple[Edit, ...]] = set()
     fatal_shown = any(x.shown for x in errors if x.kind != LinkErrorKind.MISSING_INPUT)
     considered = [(i, e) for i, e in enumerate(errors) if e.shown or not fatal_shown]
-    tree_at = _build_tree_positions(sim.line.argv, [e for _, e in considered])
+    tree_at = _build_tree_positions(sim.line.argv, [e for _, e in considered], last_own_object(sim))
     for i, e in considered:
         _add(out, seen, _for_error(sim, e, i, tree_at))
     for i, e in enumerate(errors):
@@ -105,10 +105,13 @@ def _add(out: list[Candidate], seen: set[tuple[Edit, ...]], found: list[Candidat
             out.append(c)
 
 
-def _build_tree_positions(argv: tuple[str, ...], errors: list[LinkError]) -> dict[str, tuple[int, int | None]]:
+def _build_tree_positions(argv: tuple[str, ...], errors: list[LinkError],
+                          last_object: int | None) -> dict[str, tuple[int, int | None]]:
     """For each build-tree library some error's symbol is defined in: where to insert it (just
     after the last of the references it resolves, so bfd and gold have seen every user when they
-    reach it) and that reference's argument."""
+    reach it, and never before the line's own objects: `main`'s user is the start file, yet a
+    main library goes after the objects, where a build writes it) and the argument it follows."""
+    floor = (arg_end(argv, last_object), last_object) if last_object is not None else (-1, None)
     found: dict[str, tuple[int, int | None]] = {}
     for e in errors:
         if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
@@ -116,8 +119,8 @@ def _build_tree_positions(argv: tuple[str, ...], errors: list[LinkError]) -> dic
         p = e.argument_index
         after = arg_end(argv, p) if p is not None else len(argv)
         for d in e.defined_in:
-            if d.status == DefinitionStatus.BUILD_TREE and after > found.get(d.where, (-1, None))[0]:
-                found[d.where] = (after, p)
+            if d.status == DefinitionStatus.BUILD_TREE:
+                found[d.where] = max(found.get(d.where, floor), (after, p), key=lambda x: x[0])
     return found
 
 
