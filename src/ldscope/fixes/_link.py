@@ -62,7 +62,9 @@ def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate
     seen: set[tuple[Edit, ...]] = set()
     fatal_shown = any(x.shown for x in errors if x.kind != LinkErrorKind.MISSING_INPUT)
     considered = [(i, e) for i, e in enumerate(errors) if e.shown or not fatal_shown]
-    tree_at = _build_tree_positions(sim.line.argv, [e for _, e in considered], last_own_object(sim))
+    # Every error places a build-tree library, shown or not: lld stops printing after
+    # --error-limit, yet the references it leaves unsaid (libgtest_main.a's) need it too.
+    tree_at = _build_tree_positions(sim.line.argv, list(errors), last_own_object(sim))
     for i, e in considered:
         _add(out, seen, _for_error(sim, e, i, tree_at))
     for i, e in enumerate(errors):
