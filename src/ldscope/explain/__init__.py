@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ldscope.explain._causes import CauseGroup, cause_of, group_by_cause, problem_key
-    from ldscope.explain._link import LinkExplainer
+    from ldscope.explain._link import LinkExplainer, last_own_object
     from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
     from ldscope.explain._load import EXPLAINED_KINDS, NearMissFinder, ReportExplainer, explain
     from ldscope.explain._load_index import SharedIndex
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # loader model they import), a load or scan never the link explainer.
 _WHERE = {
     "CauseGroup": "_causes", "cause_of": "_causes", "group_by_cause": "_causes", "problem_key": "_causes",
-    "LinkExplainer": "_link",
+    "LinkExplainer": "_link", "last_own_object": "_link",
     "Definition": "_link_results", "DefinitionStatus": "_link_results", "LinkError": "_link_results",
     "EXPLAINED_KINDS": "_load", "NearMissFinder": "_load", "ReportExplainer": "_load", "explain": "_load",
     "SharedIndex": "_load_index",
@@ -51,6 +51,7 @@ __all__ = [
     "cause_of",
     "explain",
     "group_by_cause",
+    "last_own_object",
     "problem_key",
     "trace_symbol",
 ]

@@ -4,15 +4,17 @@ why it did not count, and what is almost the symbol wanted."""
 from __future__ import annotations
 
 import os
+import re
 
 from ldscope.cxx import demangle, demangle_like_linkers
+from ldscope.explain._build_tree import is_system_dir
 from ldscope.explain._link_lookup import Candidate, Lookup
 from ldscope.explain._link_nearmiss import Source, cxx_near_misses, version_near_misses
 from ldscope.explain._link_pic import pic_explanation
 from ldscope.explain._link_results import Definition, DefinitionStatus, LinkError
 from ldscope.linker import Simulation, explain_branch, word
 from ldscope.linker.engines import RawError, Unit
-from ldscope.linker.inputs import ArchiveFacts, Input, SharedFacts
+from ldscope.linker.inputs import ArchiveFacts, Input, ObjectFacts, SharedFacts
 from ldscope.vocab import LinkErrorKind, NearMiss
 
 _SYMBOL_KINDS = (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.UNDEFINED_WARNING, LinkErrorKind.SHLIB_UNDEFINED, LinkErrorKind.DSO_MISSING,
@@ -20,6 +22,8 @@ _SYMBOL_KINDS = (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.UNDEFINED_WARN
 
 
 _PROGRAM_ENTRY_SYMBOLS = frozenset(("main", "WinMain", "wmain"))
+# The start files a driver adds (crt1.o, Scrt1.o, crti.o, crtbeginS.o, crtend.o, ...).
+_TOOLCHAIN_OBJECT = re.compile(r"^(?:[SMgr]?|gr)crt[1in]\.o$|^crt(?:begin|end|fastmath|offload)\w*\.o$")
 
 
 def _class_data_of(key: str) -> tuple[str, str] | None:
@@ -32,6 +36,18 @@ def _class_data_of(key: str) -> tuple[str, str] | None:
         if shown.startswith(prefix):
             return what, shown[len(prefix):]
     return None
+
+
+def last_own_object(sim: Simulation) -> int | None:
+    """The argument index of the line's last object file of its own (not a start file the
+    driver adds from the toolchain), or None."""
+    found = None
+    for i in sim.resolved.inputs:
+        if (isinstance(i.facts, ObjectFacts) and i.path and i.position >= 0
+                and not _TOOLCHAIN_OBJECT.match(os.path.basename(i.path))
+                and not is_system_dir(os.path.dirname(os.path.join(sim.line.cwd, i.path)))):
+            found = i.position if found is None else max(found, i.position)
+    return found
 
 
 def _is_start_file(display: str) -> bool:
@@ -167,10 +183,31 @@ class LinkExplainer:
         explained = any(d.status in (DefinitionStatus.BEFORE_REFERRER, DefinitionStatus.DROPPED_AS_NEEDED, DefinitionStatus.WEAK_REFERENCE) for d in out)
         # A program's `main` comes from the program's own objects: a library on the search path
         # that happens to define one (libncurses++.a) is never the fix.
-        search = self.search and not explained and key not in _PROGRAM_ENTRY_SYMBOLS
-        for cand in self.lookup.where(key, search=search):
+        entry = key in _PROGRAM_ENTRY_SYMBOLS
+        search = self.search and not explained and not entry
+        # The build tree only when nothing on the line defines it at all (its libraries are a
+        # guess from where the link lives, not from anything the line names).
+        tree = self.search and not out
+        for cand in self.lookup.where(key, search=search, tree=tree):
+            if cand.how == "build-tree" and entry and not (self.has_own_objects()
+                                                            and self.beside_line_library(cand.path)):
+                continue
             out.append(self.candidate_definition(cand))
         return tuple(out)
+
+    def has_own_objects(self) -> bool:
+        """True if the line links an object file of its own (not the toolchain's start files):
+        a program with no objects left lacks them, not a library's `main`."""
+        return last_own_object(self.sim) is not None
+
+    def beside_line_library(self, path: str) -> bool:
+        """True if `path` is in the directory of a library the line already links: a project's
+        own `main` library (libgtest_main.a beside the line's lib/libgtest.a) is part of the
+        set it links against; one elsewhere in the tree defining `main` is only a program's."""
+        here = os.path.dirname(os.path.realpath(self.lookup.abs(path)))
+        return any(os.path.dirname(os.path.realpath(self.lookup.abs(i.path))) == here
+                   for i in self.sim.resolved.inputs
+                   if i.path and isinstance(i.facts, (SharedFacts, ArchiveFacts)))
 
     def members_defining(self, f: ArchiveFacts, key: str) -> list[int]:
         """Members an archive says define `key`."""
@@ -217,6 +254,10 @@ class LinkExplainer:
             return Definition(c.path, None, DefinitionStatus.DT_NEEDED_ONLY,
                               f"{c.path} defines {c.shown}, but the link reaches it only as a "
                               f"DT_NEEDED entry of {c.via} ({self.arg(c.via_position)})")
+        if c.how == "build-tree":
+            return Definition(c.path, None, DefinitionStatus.BUILD_TREE,
+                              f"{c.path} in the build tree defines {c.shown}; it is in no search directory "
+                              f"and not on the line (add it by that path)")
         return Definition(c.path, None, DefinitionStatus.SEARCH_PATH,
                           f"{c.path} on the search path defines {c.shown}; it is not on the line "
                           f"(add {c.via})")

@@ -1,5 +1,6 @@
-"""Where else a symbol is defined: libraries reached only through DT_NEEDED, and libraries
-on the search path that are not on the line. Read-only, bounded, cached per simulation."""
+"""Where else a symbol is defined: libraries reached only through DT_NEEDED, libraries on the
+search path that are not on the line, and, when neither has it, libraries in the link's own
+build tree. Read-only, bounded, cached per simulation."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from ldscope.elf import (
     read_linker_script,
 )
 from ldscope.errors import InputFormatError
+from ldscope.explain._build_tree import build_tree_libraries
 from ldscope.linker import Simulation
 from ldscope.linker.inputs import ArchiveFacts, FactsCache, SharedFacts, bfd_needed_search_path, library_flag
 
 MAX_FILES_PER_DIR = 400
 MAX_FILES = 1500
+# Build-tree providers offered for one symbol: the nearest; each becomes a fix to simulate.
+MAX_TREE_CANDIDATES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +31,8 @@ class Candidate:
     """A library not used for resolution that defines the symbol."""
 
     path: str
-    how: str  # "dt-needed" | "search-path"
-    via: str | None  # the library whose DT_NEEDED names it, or the -l name to use
+    how: str  # "dt-needed" | "search-path" | "build-tree"
+    via: str | None  # the library whose DT_NEEDED names it, or the -l name to use (None: a path)
     via_position: int | None
     shown: str  # the symbol as that library spells it (name@@VER)
 
@@ -41,6 +45,7 @@ class Lookup:
     _needed: list[tuple[str, SharedFacts, str, int | None]] | None = None
     _search: list[tuple[str, SharedFacts | ArchiveFacts]] | None = None
     _names: list[tuple[str, frozenset[str]]] | None = None
+    _tree: list[tuple[str, frozenset[str]]] | None = None
 
     @property
     def cache(self) -> FactsCache:
@@ -98,8 +103,9 @@ class Lookup:
         self._search = out
         return out
 
-    def where(self, key: str, search: bool = True) -> list[Candidate]:
-        """Libraries outside the resolution that define `key`."""
+    def where(self, key: str, search: bool = True, tree: bool = False) -> list[Candidate]:
+        """Libraries outside the resolution that define `key`; with `tree`, when neither
+        DT_NEEDED nor the search path has one, the build tree's (the nearest few)."""
         out: list[Candidate] = []
         for path, facts, by, pos in self.needed_libraries():
             if key in facts.defs:
@@ -118,7 +124,36 @@ class Lookup:
                                         and seen.path.endswith(".a") and path.endswith(".so")):
                         by_flag[flag] = Candidate(path, "search-path", flag, None, shown)
             out.extend(by_flag.values())
+        if tree and not out:
+            for path, names in self.tree_index():
+                if key in names:
+                    lib = self.cache.get(self.abs(path))
+                    shown = lib.shown(key) if isinstance(lib, SharedFacts) else key
+                    out.append(Candidate(path, "build-tree", None, None, shown))
+                    if len(out) == MAX_TREE_CANDIDATES:
+                        break
         return out
+
+    def tree_index(self) -> list[tuple[str, frozenset[str]]]:
+        """(path as the user writes it: relative to the command's directory, names it
+        defines) for the libraries of the link's own build tree that are not inputs."""
+        if self._tree is None:
+            sim = self.sim
+            cwd = os.path.abspath(sim.line.cwd)
+            inputs = [self.abs(i.path) for i in sim.resolved.inputs if i.path]
+            output = sim.parsed.options.output
+            anchors = [cwd, *([os.path.dirname(self.abs(output))] if output else []),
+                       *(os.path.dirname(p) for p in inputs)]
+            exclude = {os.path.realpath(p) for p in inputs}
+            if output:  # a previous build of this very output is never its own provider
+                exclude.add(os.path.realpath(self.abs(output)))
+            found: list[tuple[str, frozenset[str]]] = []
+            for full in build_tree_libraries(cwd, anchors, exclude):
+                names = exported_names(full)
+                if names:
+                    found.append((os.path.relpath(full, cwd), names))
+            self._tree = found
+        return self._tree
 
     def search_index(self) -> list[tuple[str, frozenset[str]]]:
         """(path, names it defines) for the search-path libraries, read as lightly as possible:

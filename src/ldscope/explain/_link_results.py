@@ -20,6 +20,7 @@ class DefinitionStatus(Words):
     ON_LINE = "on-line"  # a library on the line defines it
     DT_NEEDED_ONLY = "dt-needed-only"  # reachable only as a DT_NEEDED entry of a library
     SEARCH_PATH = "search-path"  # a library on the search path, not on the line
+    BUILD_TREE = "build-tree"  # a library in the link's own build tree, in no search directory
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 For every error the candidates follow from why it happened: an archive passed before the
 reference is repeated, moved or grouped; an --as-needed library dropped too early is moved
-or kept; a library reached only through DT_NEEDED (or found on the search path) is added;
+or kept; a library reached only through DT_NEEDED (or found on the search path, or by its
+path in the link's own build tree, after the last of its users) is added;
 for "DSO missing" the library whose DT_NEEDED names it is repeated after the reference,
 the needed library is added, and --copy-dt-needed-entries is tried where it takes effect
 and where it does not. Candidates that do not fix the link alone are tried together.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from ldscope.explain import Definition, DefinitionStatus, LinkError
+from ldscope.explain import Definition, DefinitionStatus, LinkError, last_own_object
 from ldscope.fixes._results import Edit, Fix
 from ldscope.fixes._user_words import user_fix
 from ldscope.linker import Simulation, simulate_argv
@@ -60,9 +61,12 @@ def candidates(sim: Simulation, errors: tuple[LinkError, ...]) -> list[Candidate
     out: list[Candidate] = []
     seen: set[tuple[Edit, ...]] = set()
     fatal_shown = any(x.shown for x in errors if x.kind != LinkErrorKind.MISSING_INPUT)
-    for i, e in enumerate(errors):
-        if e.shown or not fatal_shown:
-            _add(out, seen, _for_error(sim, e, i))
+    considered = [(i, e) for i, e in enumerate(errors) if e.shown or not fatal_shown]
+    # Every error places a build-tree library, shown or not: lld stops printing after
+    # --error-limit, yet the references it leaves unsaid (libgtest_main.a's) need it too.
+    tree_at = _build_tree_positions(sim.line.argv, list(errors), last_own_object(sim))
+    for i, e in considered:
+        _add(out, seen, _for_error(sim, e, i, tree_at))
     for i, e in enumerate(errors):
         if e.kind == LinkErrorKind.MULTIPLE_DEFINITION and e.shown:
             _add(out, seen, _second_copy(sim, e, i))
@@ -103,7 +107,27 @@ def _add(out: list[Candidate], seen: set[tuple[Edit, ...]], found: list[Candidat
             out.append(c)
 
 
-def _for_error(sim: Simulation, e: LinkError, i: int) -> list[Candidate]:
+def _build_tree_positions(argv: tuple[str, ...], errors: list[LinkError],
+                          last_object: int | None) -> dict[str, tuple[int, int | None]]:
+    """For each build-tree library some error's symbol is defined in: where to insert it (just
+    after the last of the references it resolves, so bfd and gold have seen every user when they
+    reach it, and never before the line's own objects: `main`'s user is the start file, yet a
+    main library goes after the objects, where a build writes it) and the argument it follows."""
+    floor = (arg_end(argv, last_object), last_object) if last_object is not None else (-1, None)
+    found: dict[str, tuple[int, int | None]] = {}
+    for e in errors:
+        if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
+            continue
+        p = e.argument_index
+        after = arg_end(argv, p) if p is not None else len(argv)
+        for d in e.defined_in:
+            if d.status == DefinitionStatus.BUILD_TREE:
+                found[d.where] = max(found.get(d.where, floor), (after, p), key=lambda x: x[0])
+    return found
+
+
+def _for_error(sim: Simulation, e: LinkError, i: int,
+               tree_at: dict[str, tuple[int, int | None]]) -> list[Candidate]:
     """The candidates that follow from why error `i` happened."""
     argv = sim.line.argv
     p = e.argument_index
@@ -116,14 +140,15 @@ def _for_error(sim: Simulation, e: LinkError, i: int) -> list[Candidate]:
         return [_allow_text_relocations(argv, i)]
     if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
         return []
-    out = [c for d in e.defined_in for c in _for_definition(argv, d, i, p, after)]
+    out = [c for d in e.defined_in for c in _for_definition(argv, d, i, p, after, tree_at)]
     if e.kind == LinkErrorKind.SHLIB_UNDEFINED:
         out.append(Candidate("--allow-shlib-undefined (only hides the problem: the program may fail to load)",
                              (Edit("insert", 1, ("--allow-shlib-undefined",)),), i, "a workaround, not a fix"))
     return out
 
 
-def _for_definition(argv: tuple[str, ...], d: Definition, i: int, p: int | None, after: int) -> list[Candidate]:
+def _for_definition(argv: tuple[str, ...], d: Definition, i: int, p: int | None, after: int,
+                    tree_at: dict[str, tuple[int, int | None]]) -> list[Candidate]:
     """Edits that would let the reference at `p` reach definition `d`, by why it did not."""
     a = d.argument_index
     if d.status == DefinitionStatus.BEFORE_REFERRER and a is not None and p is not None:
@@ -148,6 +173,10 @@ def _for_definition(argv: tuple[str, ...], d: Definition, i: int, p: int | None,
     if d.status == DefinitionStatus.SEARCH_PATH:
         flag = library_flag(d.where)
         return [Candidate(f"add {flag} after {_at(argv, p)} ({d.where})", (Edit("insert", after, (flag,)),), i)]
+    if d.status == DefinitionStatus.BUILD_TREE:
+        at, last = tree_at.get(d.where, (after, p))
+        return [Candidate(f"add {d.where} after {_at(argv, last)} (found in the build tree, in no search "
+                          "directory)", (Edit("insert", at, (d.where,)),), i)]
     return []
 
 
