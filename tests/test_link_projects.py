@@ -45,6 +45,16 @@ def test_link_commands_are_recognised() -> None:
     assert not link(["gcc", "-c", "a.c", "-o", "a.o"])
     assert not link(["gcc", "a.c", "-o", "a"])  # compiles first
     assert not link(["gcc", "-E", "a.h", "-o", "a.i"])
+    assert not link(["gcc", "-x", "c", "-Werror", "-", "-o", "/dev/null"])  # a flag check, source on stdin
+    assert not link(["gcc", "-o", "conftest", "-O1", "conftest.o", "-lpthread"])  # configure's own check
+
+
+def test_link_commands_are_numbered_in_a_fixed_order() -> None:
+    """By (directory, output), whatever order a parallel build ran them in."""
+    made = [sources.LinkCommand(("gcc", "-o", out, "x.o"), cwd) for cwd, out in
+            (("tests", "t2"), ("src", "prog"), ("tests", "t1"), ("lib", "libx.so"))]
+    assert [(c.cwd, c.output) for c in sources.in_fixed_order(made)] == [
+        ("lib", "libx.so"), ("src", "prog"), ("tests", "t1"), ("tests", "t2")]
 
 
 def test_mutations_of_one_line() -> None:

@@ -154,6 +154,11 @@ class LinkCommand:
         """Does it link a shared library?"""
         return "-shared" in self.argv
 
+    @property
+    def output(self) -> str:
+        """The `-o` file."""
+        return self.argv[self.argv.index("-o") + 1] if "-o" in self.argv[:-1] else ""
+
 
 @dataclass
 class Project:
@@ -335,7 +340,7 @@ def build(recipe: Recipe, jobs: int = 2) -> Project:
         if done.exists():
             data = json.loads(done.read_text())
             return Project(recipe, Path(data["root"]),
-                           [LinkCommand(tuple(c["argv"]), c["cwd"]) for c in data["links"]],
+                           in_fixed_order([LinkCommand(tuple(c["argv"]), c["cwd"]) for c in data["links"]]),
                            data["build_seconds"])
         if failed.exists():
             raise Unavailable(failed.read_text())
@@ -365,7 +370,13 @@ def build(recipe: Recipe, jobs: int = 2) -> Project:
         done.write_text(json.dumps({"root": str(proj), "build_seconds": seconds,
                                     "links": [{"argv": list(c.argv), "cwd": c.cwd} for c in links]},
                                    indent=1) + "\n")
-    return Project(recipe, proj, links, seconds)
+    return Project(recipe, proj, in_fixed_order(links), seconds)
+
+
+def in_fixed_order(links: list[LinkCommand]) -> list[LinkCommand]:
+    """The link commands by (directory, output): a parallel build (-j2) runs them in an order of
+    its own each time, and a command's number here is part of known.py's keys."""
+    return sorted(links, key=lambda c: (c.cwd, c.output, c.argv))
 
 
 def recipe(name: str) -> Recipe:
