@@ -1,7 +1,7 @@
 """Real-project link corpus (issue 11 item 9): Debian source packages built here, their link
 lines mutated, linked by bfd, gold, lld and mold, compared with ldscope (tests/link_projects/).
 
-The corpus tests are slow (a cold run fetches and builds the projects, ~3-4 minutes; a warm run
+The corpus tests are slow (a cold run fetches and builds the projects, ~8 minutes; a warm run
 reuses ~/.cache/ldscope-tests/link-projects-KEY); they skip when the sources cannot be fetched
 or a build tool is missing.  Every disagreement must be a named KNOWN_DISAGREEMENTS entry (with
 its diagnosis), each of which is a strict xfail; per project and linker the agreement may not
