@@ -73,3 +73,24 @@ def test_lld_stops_after_its_error_limit(tmp_path: Path) -> None:
     assert sum(1 for e in report.errors if not e.shown) == 5
     unlimited = build_report(resolve_link_line([*words[:-2], "-Wl,--error-limit=0", "-o", "m"], cwd=str(tmp_path)))
     assert sum(1 for e in unlimited.errors if e.shown) == 25
+
+
+@pytest.mark.skipif("lld" not in LINKERS, reason="ld.lld needed")
+def test_lld_error_limit_counts_an_undefined_symbol_once(tmp_path: Path) -> None:
+    """lld reports an undefined symbol once, listing every object referring to it, so the
+    limit counts symbols, not (symbol, object) pairs: 25 functions left undefined by two
+    objects are 20 errors naming 20 symbols (found by the zstd, xz-utils and pcre2 corpus
+    projects with their library dropped)."""
+    calls = "".join(f"int g{k}(void);\n" for k in range(25))
+    body = " + ".join(f"g{k}()" for k in range(25))
+    (tmp_path / "a.c").write_text(f"{calls}int main(void) {{ return {body}; }}\n")
+    (tmp_path / "b.c").write_text(f"{calls}int b(void) {{ return {body}; }}\n")
+    subprocess.run(["gcc", "-c", "-fPIC", "a.c", "b.c"], cwd=tmp_path, check=True)
+    words = ["gcc", "-fuse-ld=lld", "a.o", "b.o", "-o", "m"]
+    real = subprocess.run(words, cwd=tmp_path, capture_output=True, text=True)
+    reported = [line.split("undefined symbol: ")[1] for line in real.stderr.splitlines() if "undefined symbol: " in line]
+    assert len(reported) == 20 and "too many errors emitted" in real.stderr
+    report = build_report(resolve_link_line(words, cwd=str(tmp_path)))
+    shown = {e.symbol for e in report.errors if e.shown}
+    assert shown == set(reported)
+    assert {e.symbol for e in report.errors if not e.shown} == {f"g{k}" for k in range(25)} - set(reported)

@@ -1,7 +1,7 @@
 """Real-project link corpus (issue 11 item 9): Debian source packages built here, their link
 lines mutated, linked by bfd, gold, lld and mold, compared with ldscope (tests/link_projects/).
 
-The corpus tests are slow (a cold run fetches and builds the projects, ~3-4 minutes; a warm run
+The corpus tests are slow (a cold run fetches and builds the projects, ~8 minutes; a warm run
 reuses ~/.cache/ldscope-tests/link-projects-KEY); they skip when the sources cannot be fetched
 or a build tool is missing.  Every disagreement must be a named KNOWN_DISAGREEMENTS entry (with
 its diagnosis), each of which is a strict xfail; per project and linker the agreement may not
@@ -45,6 +45,16 @@ def test_link_commands_are_recognised() -> None:
     assert not link(["gcc", "-c", "a.c", "-o", "a.o"])
     assert not link(["gcc", "a.c", "-o", "a"])  # compiles first
     assert not link(["gcc", "-E", "a.h", "-o", "a.i"])
+    assert not link(["gcc", "-x", "c", "-Werror", "-", "-o", "/dev/null"])  # a flag check, source on stdin
+    assert not link(["gcc", "-o", "conftest", "-O1", "conftest.o", "-lpthread"])  # configure's own check
+
+
+def test_link_commands_are_numbered_in_a_fixed_order() -> None:
+    """By (directory, output), whatever order a parallel build ran them in."""
+    made = [sources.LinkCommand(("gcc", "-o", out, "x.o"), cwd) for cwd, out in
+            (("tests", "t2"), ("src", "prog"), ("tests", "t1"), ("lib", "libx.so"))]
+    assert [(c.cwd, c.output) for c in sources.in_fixed_order(made)] == [
+        ("lib", "libx.so"), ("src", "prog"), ("tests", "t1"), ("tests", "t2")]
 
 
 def test_mutations_of_one_line() -> None:

@@ -111,6 +111,34 @@ RECIPES: tuple[Recipe, ...] = (
         'ninja -v -j"$JOBS" -C build',
     ), tools=("cmake", "ninja"), max_lines=24),
     Recipe("bzip2-aarch64", "bzip2", _BZIP2, target="aarch64-linux-gnu"),
+    Recipe("zstd", "libzstd", (
+        # CMake's build (build/cmake): libzstd.so (-soname), libzstd.a, the programs and the
+        # tests linked with lib/libzstd.a; zstd also with the installed libz.so and liblzma.so
+        # named by their full paths (CMP0060 NEW), paramgrill with -lm
+        'cmake -S build/cmake -B out -G Ninja -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=None '
+        '-DCMAKE_C_FLAGS="-O1 -g0" -DZSTD_BUILD_TESTS=ON -DZSTD_ZLIB_SUPPORT=ON -DZSTD_LZMA_SUPPORT=ON '
+        '-DZSTD_LZ4_SUPPORT=OFF >/dev/null',
+        'ninja -v -j"$JOBS" -C out',
+    ), tools=("cmake", "ninja")),
+    Recipe("xz-utils", "xz-utils", (
+        # autotools and libtool: liblzma.so with its version script (liblzma_linux.map) and
+        # -lpthread, then xz, xzdec, lzmadec, lzmainfo and the test programs linked with
+        # ../src/liblzma/.libs/liblzma.so by path (`make check TESTS=` builds them, runs none)
+        './configure CC="$CC" CFLAGS="-O1 -g0" --disable-nls --disable-doc --disable-scripts '
+        '--disable-lzma-links >/dev/null',
+        'make -j"$JOBS" V=1 >/dev/null',
+        'make -j"$JOBS" V=1 -C tests check TESTS= >/dev/null',
+    )),
+    Recipe("pcre2", "pcre2", (
+        # CMake, shared and static: libpcre2-8.so, libpcre2-posix.so (with -rpath and
+        # libpcre2-8.so.0.11.2 by path), pcre2grep (libpcre2-posix.a -lz -lbz2 libpcre2-8.a),
+        # pcre2test, pcre2posix_test; no JIT, no readline/libedit
+        'cmake -S . -B build -G Ninja -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=None '
+        '-DCMAKE_C_FLAGS="-O1 -g0" -DBUILD_SHARED_LIBS=ON -DBUILD_STATIC_LIBS=ON -DPCRE2_SUPPORT_JIT=OFF '
+        '-DPCRE2_SUPPORT_LIBZ=ON -DPCRE2_SUPPORT_LIBBZ2=ON -DPCRE2_SUPPORT_LIBREADLINE=OFF '
+        '-DPCRE2_SUPPORT_LIBEDIT=OFF >/dev/null',
+        'ninja -v -j"$JOBS" -C build',
+    ), tools=("cmake", "ninja")),
 )
 
 
@@ -125,6 +153,11 @@ class LinkCommand:
     def shared(self) -> bool:
         """Does it link a shared library?"""
         return "-shared" in self.argv
+
+    @property
+    def output(self) -> str:
+        """The `-o` file."""
+        return self.argv[self.argv.index("-o") + 1] if "-o" in self.argv[:-1] else ""
 
 
 @dataclass
@@ -264,9 +297,13 @@ _SEPARATE_ARG = {"-o", "-MF", "-MT", "-MQ", "-x", "-include", "-imacros", "-isys
 
 
 def is_link_command(argv: list[str]) -> bool:
-    """A driver command that links objects/libraries (no compile-only flag, no source)."""
+    """A driver command that links objects/libraries (no compile-only flag, no source, not a
+    configure check: no `-` (source on stdin), no output named conftest)."""
     words = argv[1:]
-    if "-o" not in words or any(w in ("-c", "-S", "-E", "-M", "-MM", "--version", "-v") for w in words):
+    if "-o" not in words or any(w in ("-c", "-S", "-E", "-M", "-MM", "--version", "-v", "-") for w in words):
+        return False
+    out = words[words.index("-o") + 1:][:1]
+    if out and Path(out[0]).name.startswith("conftest"):
         return False
     prev = ""
     for w in words:
@@ -303,7 +340,7 @@ def build(recipe: Recipe, jobs: int = 2) -> Project:
         if done.exists():
             data = json.loads(done.read_text())
             return Project(recipe, Path(data["root"]),
-                           [LinkCommand(tuple(c["argv"]), c["cwd"]) for c in data["links"]],
+                           in_fixed_order([LinkCommand(tuple(c["argv"]), c["cwd"]) for c in data["links"]]),
                            data["build_seconds"])
         if failed.exists():
             raise Unavailable(failed.read_text())
@@ -333,7 +370,13 @@ def build(recipe: Recipe, jobs: int = 2) -> Project:
         done.write_text(json.dumps({"root": str(proj), "build_seconds": seconds,
                                     "links": [{"argv": list(c.argv), "cwd": c.cwd} for c in links]},
                                    indent=1) + "\n")
-    return Project(recipe, proj, links, seconds)
+    return Project(recipe, proj, in_fixed_order(links), seconds)
+
+
+def in_fixed_order(links: list[LinkCommand]) -> list[LinkCommand]:
+    """The link commands by (directory, output): a parallel build (-j2) runs them in an order of
+    its own each time, and a command's number here is part of known.py's keys."""
+    return sorted(links, key=lambda c: (c.cwd, c.output, c.argv))
 
 
 def recipe(name: str) -> Recipe:

@@ -28,6 +28,9 @@ from ldscope.linker.frontend import LinkLine, ParsedLine, output_kind, parse_lin
 from ldscope.linker.inputs import ResolvedLine, default_dirs, resolve_inputs
 from ldscope.vocab import LinkErrorKind
 
+# lld's undefined-symbol diagnostics: one a symbol, with every reference under it.
+_MERGED_BY_SYMBOL = frozenset({LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.HIDDEN_UNDEFINED})
+
 
 @dataclass(frozen=True, slots=True)
 class Simulation:
@@ -89,10 +92,20 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
     limit = opts.error_limit if opts.error_limit is not None and policy.error_limit else policy.error_limit
     if limit:
         shown = 0
+        # lld reports an undefined symbol once, every object referring to it listed under it
+        # (`>>> referenced by`): one error of the limit however many objects refer to it.
+        merged: dict[tuple[LinkErrorKind, str | None], bool] = {}
         for n, e in enumerate(outcome.errors):
             if e.shown and not e.kind.is_warning:
-                shown += 1
-                if shown > limit:
+                one = (e.kind, e.key) if e.kind in _MERGED_BY_SYMBOL else None
+                if one is not None and one in merged:
+                    keep = merged[one]
+                else:
+                    shown += 1
+                    keep = shown <= limit
+                    if one is not None:
+                        merged[one] = keep
+                if not keep:
                     outcome.errors[n] = replace(e, shown=False)  # lld: "too many errors emitted"
     refused = unsupported_options(opts, policy.name)
     if refused:
