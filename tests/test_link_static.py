@@ -116,3 +116,28 @@ def test_undefined_symbols_of_a_shared_link_agree_with_the_real_linker(
         visibility_project: Path, linker: str, case: str) -> None:
     words = ["gcc", f"-fuse-ld={linker}", *VISIBILITY_CASES[case]]
     agree_with_real_linker(words, visibility_project, first_line=linker in ("gold", "lld") and "hidden" in case)
+
+
+def test_no_static_libc_is_offered_to_a_dynamic_link(tmp_path: Path) -> None:
+    """`-Wl,-Bstatic -lm` in a dynamic link: libm.a's members need `_dl_x86_cpu_features`,
+    which only glibc's libc.a defines (for static programs). The real link fails; ldscope
+    predicts it, and neither offers `-lc` (gold and mold refuse libc.a in a dynamic link) nor
+    tells the user to add it (found by zstd's paramgrill in the real-project corpus)."""
+    from ldscope.analysis import build_report
+    from ldscope.linker.frontend import resolve_link_line
+
+    if not Path("/usr/lib/x86_64-linux-gnu/libc.a").exists():
+        pytest.skip("no static glibc")
+    (tmp_path / "m.c").write_text("#include <math.h>\nint main(int c, char **v) { return (int)(log(c) + exp(c)); }\n")
+    subprocess.run(["gcc", "-c", "m.c"], cwd=tmp_path, check=True)
+    words = ["gcc", "m.o", "-Wl,-Bstatic", "-lm", "-Wl,-Bdynamic", "-o", "m"]
+    real = subprocess.run(words, cwd=tmp_path, capture_output=True, text=True)
+    if "_dl_x86_cpu_features" not in real.stderr:
+        pytest.skip("this glibc's libm.a does not refer to _dl_x86_cpu_features")
+    assert real.returncode != 0
+    report = build_report(resolve_link_line(words, cwd=str(tmp_path), linker="bfd"), fix=True)
+    assert not report.links
+    assert {e.symbol for e in report.errors} == {"_dl_x86_cpu_features"}
+    assert not any("-lc" in f.argv for f in report.fixes)
+    assert all("for static programs only" in e.explanation and "(add -lc)" not in e.explanation
+               for e in report.errors)

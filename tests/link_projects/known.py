@@ -15,22 +15,10 @@ KNOWN_DISAGREEMENTS: dict[str, str] = {
 }
 
 # Fixes ldscope offered that the real linker refused (key as above): none may be added silently.
-_STATIC_LIBC_IN_DYNAMIC = (
-    "`-Wl,-Bstatic -lm` makes libm.a's e_log.o refer to `_dl_x86_cpu_features` (ld.so's; libc.a defines it "
-    "for static programs), and ldscope's fix adds `-lc` there: libc.a mixed into a dynamic executable, whose "
-    "members refer to libc internals with hidden visibility (`__read` GLOBAL HIDDEN UND in gconv_cache.o, "
-    "fileops.o; `__call_tls_dtors` WEAK HIDDEN UND in exit.o, pthread_create.o) that libc.so.6, later on the "
-    "line, also defines. bfd and lld link the fix (hidden references bind inside the output: read.o is "
-    "extracted, the weak one stays 0). gold binds the weak hidden `__call_tls_dtors` to libc.so.6's "
-    "GLIBC_PRIVATE definition and refuses: \"hidden symbol '__call_tls_dtors' is not defined locally\"; mold "
-    "lets libc.so.6's `__read` win over the not yet extracted archive member and then cannot bind a hidden "
-    "reference to a shared library: \"undefined symbol: __read\". Model: gold's and mold's treatment of "
-    "hidden-visibility references that resolve to a shared library's definition in an executable (and the "
-    "fix search should not offer a static libc.a in a dynamic link).")
-KNOWN_BAD_FIXES: dict[str, str] = {
-    'zstd/6:Bstatic -lm/gold': _STATIC_LIBC_IN_DYNAMIC,
-    'zstd/6:Bstatic -lm/mold': _STATIC_LIBC_IN_DYNAMIC,
-}
+# (Empty since stop 22: zstd's paramgrill with `-Wl,-Bstatic -lm` was offered a static `-lc`,
+# libc.a in a dynamic link, which gold and mold refuse; the fix search no longer offers glibc's
+# libc.a to a dynamic link, fixes/_link.py:_static_libc.)
+KNOWN_BAD_FIXES: dict[str, str] = {}
 
 # Missing-library failures (a library dropped or moved before its users, the real link failing
 # on undefined symbols) for which ldscope offers no fix that the real linker confirms. Empty

@@ -258,6 +258,13 @@ class LinkExplainer:
             return Definition(c.path, None, DefinitionStatus.BUILD_TREE,
                               f"{c.path} in the build tree defines {c.shown}; it is in no search directory "
                               f"and not on the line (add it by that path)")
+        if os.path.basename(c.path) == "libc.a" and any(u.is_shared for u in self.sim.outcome.units):
+            # glibc's static libc.a defines its internals for static programs only; mixed into a
+            # dynamic link gold and mold refuse it (fixes/_link.py offers no -lc for it either).
+            return Definition(c.path, None, DefinitionStatus.SEARCH_PATH,
+                              f"{c.path} on the search path defines {c.shown}, but for static programs "
+                              "only: a dynamic link does not take glibc's libc.a (link the library that "
+                              "refers to it dynamically, or the whole program -static)")
         return Definition(c.path, None, DefinitionStatus.SEARCH_PATH,
                           f"{c.path} on the search path defines {c.shown}; it is not on the line "
                           f"(add {c.via})")

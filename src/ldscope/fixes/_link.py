@@ -140,7 +140,9 @@ def _for_error(sim: Simulation, e: LinkError, i: int,
         return [_allow_text_relocations(argv, i)]
     if e.kind not in (LinkErrorKind.UNDEFINED_REFERENCE, LinkErrorKind.SHLIB_UNDEFINED):
         return []
-    out = [c for d in e.defined_in for c in _for_definition(argv, d, i, p, after, tree_at)]
+    dynamic = any(u.is_shared for u in sim.outcome.units)
+    out = [c for d in e.defined_in if not (dynamic and _static_libc(d))
+           for c in _for_definition(argv, d, i, p, after, tree_at)]
     if e.kind == LinkErrorKind.SHLIB_UNDEFINED:
         out.append(Candidate("--allow-shlib-undefined (only hides the problem: the program may fail to load)",
                              (Edit("insert", 1, ("--allow-shlib-undefined",)),), i, "a workaround, not a fix"))
@@ -178,6 +180,15 @@ def _for_definition(argv: tuple[str, ...], d: Definition, i: int, p: int | None,
         return [Candidate(f"add {d.where} after {_at(argv, last)} (found in the build tree, in no search "
                           "directory)", (Edit("insert", at, (d.where,)),), i)]
     return []
+
+
+def _static_libc(d: Definition) -> bool:
+    """glibc's static libc.a: never a fix for a dynamic link. Its members refer to libc's
+    internals with hidden visibility, which libc.so.6 also defines; gold refuses the mix ("hidden
+    symbol '__call_tls_dtors' is not defined locally") and mold too ("undefined symbol: __read"),
+    even where bfd and lld link it (zstd's paramgrill with `-Wl,-Bstatic -lm`, the real-project
+    corpus)."""
+    return d.status == DefinitionStatus.SEARCH_PATH and os.path.basename(d.where) == "libc.a"
 
 
 def _allow_text_relocations(argv: tuple[str, ...], i: int) -> Candidate:
