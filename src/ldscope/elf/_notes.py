@@ -98,8 +98,10 @@ def read_comdat_groups(elf: ElfFile) -> tuple[tuple[str, tuple[int, ...]], ...]:
     if too_long.size:
         i = indices[int(too_long[0])]
         raise InputFormatError(elf.name, f"section group {i} lists more members than there are sections")
-    ends = offsets + counts * 4
-    if offsets.min() >= 0 and ends.max() <= elf.size and counts.sum():
+    # In bounds without overflow (a fuzzed offset near 2**63 must not wrap around).
+    in_file = bool(np.all((offsets >= 0) & (offsets <= elf.size) & (counts >= 0)
+                          & (counts <= (elf.size - offsets) // 4)))
+    if in_file and counts.sum():
         # All groups' words in one gather (a C++ object can hold thousands of groups).
         total = int(counts.sum())
         first = np.repeat(np.cumsum(counts) - counts, counts)

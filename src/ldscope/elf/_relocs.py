@@ -179,9 +179,10 @@ def read_stacked_relocations(elf: ElfFile) -> StackedRelocations:
     item = dtype.itemsize
     starts = headers["sh_offset"][chosen].astype(np.int64)
     counts = headers["sh_size"][chosen].astype(np.int64) // item
-    ends = starts + counts * item
-    if starts.min() < 0 or ends.max() > elf.size:
+    # In bounds without overflow (a fuzzed offset near 2**63 must not wrap around).
+    if not bool(np.all((starts >= 0) & (starts <= elf.size) & (counts >= 0) & (counts <= (elf.size - starts) // item))):
         return _stacked_from_tables(elf)  # raises the per-section error, naming the section
+    ends = starts + counts * item
     total = int(counts.sum())
     if total and bool(np.all(starts[1:] == ends[:-1])):  # back to back (what assemblers write)
         entries = elf.array(int(starts[0]), dtype, total, "relocation sections")
