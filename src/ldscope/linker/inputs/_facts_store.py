@@ -47,6 +47,8 @@ _CLASSES: dict[str, type[Any]] = {c.__name__: c for c in (
     ObjectFacts, SharedFacts, MemberProblem, NonPicRelocation, LongBranch, PicRelocation, SectionShare,
     BranchSite)}
 _ENUMS: dict[str, type[Enum]] = {PicFamily.__name__: PicFamily}
+_SCALARS = frozenset((str, int, float, bool, bytes, type(None)))
+_KEYS = frozenset((str, int))
 # Tags (lists never occur in facts, so a list is always a tagged value).
 _DATACLASS, _ENUM, _ARRAY, _GROUPS, _TUPLE, _DICT = "D", "E", "A", "G", "T", "M"
 
@@ -69,8 +71,17 @@ def encode(value: Any) -> Any:
     Plain data (strings, numbers, tuples and dicts of them) is kept as it is; everything else
     becomes a tagged list, and a container holding one is itself tagged, so decoding walks
     only what needs it (a member's thousands of names are never looked at one by one)."""
-    if value is None or (isinstance(value, (str, int, float, bytes)) and not isinstance(value, Enum)):
+    kind = type(value)
+    if value is None or kind in _SCALARS:
         return value
+    if kind is tuple and all(type(v) in _SCALARS for v in value):
+        return value  # the common case, names: no call per item
+    if kind is dict and all(type(k) in _KEYS for k in value) and all(type(v) in _SCALARS for v in value.values()):
+        return value
+    if isinstance(value, (str, int, float, bytes)) and not isinstance(value, Enum):
+        return value
+    if kind in (tuple, dict, frozenset) and _marshals(value):
+        return value  # nested plain data (a symbol list's (name, kind) pairs): checked in C
     if isinstance(value, tuple):
         items = tuple(encode(v) for v in value)
         # Tagged only when an item is: an IntEnum stored as its int is plain (it compares equal).
@@ -95,6 +106,15 @@ def encode(value: Any) -> Any:
         return [_DATACLASS, type(value).__name__,
                 tuple(encode(getattr(value, f.name)) for f in dataclasses.fields(value))]
     return _unknown(value)
+
+
+def _marshals(value: Any) -> bool:
+    """True if marshal takes the value as it is (only exact built-in types inside)."""
+    try:
+        marshal.dumps(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _unknown(value: object) -> Any:
