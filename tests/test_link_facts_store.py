@@ -188,3 +188,33 @@ def test_cli_runs_with_and_without_the_store_agree(tmp_path: Path) -> None:
     for doc in (stored, warm):
         assert doc["links"] == cold["links"] is True
         assert doc["errors"] == cold["errors"] and doc["trace"] == cold["trace"]
+
+
+def test_an_archive_from_the_store_is_not_opened_and_a_thin_one_is_never_stored(tmp_path: Path) -> None:
+    """A warm run answers from the stored member table without opening the archive; a thin
+    archive (members are other files, which change on their own) is never stored."""
+    archive = _cxx_archive(tmp_path)
+    store = tmp_path / "store"
+    cold = _cache_with_store(store)
+    facts = cold.get(str(archive))
+    assert isinstance(facts, ArchiveFacts)
+    expected = [facts.member(i) for i in range(len(facts.member_names))]
+    assert cold.store is not None
+    cold.store.save()
+    warm = _cache_with_store(store).get(str(archive))
+    assert isinstance(warm, ArchiveFacts) and warm.opened is None
+    assert warm.member_names == facts.member_names and list(warm.index_entries) == list(facts.index_entries)
+    for i, old in enumerate(expected):
+        _same(old, warm.member(i))
+    assert warm.opened is None  # every member came from the store
+
+    thin = tmp_path / "libthin.a"
+    subprocess.run(["ar", "rcsT", str(thin), "a.o", "b.o"], cwd=tmp_path, check=True)
+    other = tmp_path / "store2"
+    cache = _cache_with_store(other)
+    thin_facts = cache.get(str(thin))
+    assert isinstance(thin_facts, ArchiveFacts)
+    thin_facts.member(0)
+    assert cache.store is not None
+    cache.store.save()
+    assert not other.exists() or not any(n.startswith("facts-archive-") for n in os.listdir(other))

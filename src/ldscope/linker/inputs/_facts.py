@@ -148,7 +148,7 @@ class ArchiveFacts:
     """An ar archive: its GNU index and members whose facts are read on first use."""
 
     path: str
-    archive: Archive
+    opened: Archive | None  # None until a member must be read from the file (see `archive`)
     member_names: tuple[str, ...]
     index_entries: tuple[tuple[str, int], ...]
     has_gnu_index: bool
@@ -176,6 +176,13 @@ class ArchiveFacts:
                     continue  # something the store cannot hold: parsed again next time
         return known
 
+    @property
+    def archive(self) -> Archive:
+        """The archive itself, opened on first use: members the store holds need no file read."""
+        if self.opened is None:
+            self.opened = IndexedArchive.open(self.path)
+        return self.opened
+
     def index_names(self) -> frozenset[str]:
         """The names the archive's index lists (computed once)."""
         if self._index_names is None:
@@ -187,14 +194,14 @@ class ArchiveFacts:
         found = self._members.get(index)
         if found is not None:
             return found
-        m = self.archive.members[index]
-        display = f"{self.path}({m.name})"
+        display = f"{self.path}({self.member_names[index]})"
         if self._stored is not None and self._decode_stored is not None and index in self._stored:
             decoded = self._decode_stored(self._stored[index], display)
             if decoded is not None:
                 self._members[index] = decoded
                 return decoded
         result: ObjectFacts | MemberProblem
+        m = self.archive.members[index]
         if not m.is_elf:
             result = MemberProblem(m.name, m.skip_reason or "not an ELF object")
         else:
@@ -773,7 +780,7 @@ def read_facts(path: str) -> FileFacts:
         if is_archive(head):
             ar = IndexedArchive.open(path)
             return ArchiveFacts(
-                path=path, archive=ar, member_names=tuple(m.name for m in ar.members),
+                path=path, opened=ar, member_names=tuple(m.name for m in ar.members),
                 index_entries=ar.index_entries, has_gnu_index=not ar.ld_reports_no_index,
             )
         text = _read_script(path)
@@ -806,7 +813,7 @@ class FactsCache:
         found = self._by_key.get(key)
         if found is None:
             store = self.store
-            found = store.load_shared(path, st) if store is not None else None
+            found = (store.load_shared(path, st) or store.load_archive(path, st)) if store is not None else None
             if found is None:
                 found = read_facts(path)
                 if store is not None and isinstance(found, SharedFacts):
@@ -830,6 +837,9 @@ class FactsStoreLike(Protocol):
 
     def attach_archive(self, path: str, st: os.stat_result, facts: ArchiveFacts) -> None:
         """Give an archive its stored members."""
+
+    def load_archive(self, path: str, st: os.stat_result) -> ArchiveFacts | None:
+        """An archive's stored table and members, if the file is unchanged (not opened)."""
 
     def save(self) -> None:
         """Write what was added."""

@@ -179,13 +179,35 @@ class FactsStore:
 
     def attach_archive(self, path: str, st: os.stat_result, facts: ArchiveFacts) -> None:
         """Give a freshly opened archive the members stored for it; remember it for save()."""
+        if _is_thin(path):
+            return  # its members are other files, which can change while the archive does not
         real = os.path.realpath(path)
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         doc = self._read(real, identity, "archive")
         members = doc.get("members") if doc is not None else None
         stored = members if isinstance(members, dict) else {}
         facts.attach_stored(stored, self._decode_member)
-        self._archives.append((real, identity, facts, len(stored)))
+        # Stored with its table (names, index) too when its table was not stored before.
+        self._archives.append((real, identity, facts, len(stored) if doc is not None and "table" in doc else -1))
+
+    def load_archive(self, path: str, st: os.stat_result) -> ArchiveFacts | None:
+        """An archive whose table (member names, index) and members were stored: the file is
+        opened only if a member the store lacks is needed."""
+        real = os.path.realpath(path)
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        doc = self._read(real, identity, "archive")
+        table = doc.get("table") if doc is not None else None
+        members = doc.get("members") if doc is not None else None
+        if not (isinstance(table, tuple) and len(table) == 3 and isinstance(members, dict)):
+            return None
+        names, index, has_gnu_index = table
+        if not (isinstance(names, tuple) and isinstance(index, tuple) and isinstance(has_gnu_index, bool)):
+            return None
+        facts = ArchiveFacts(path=path, opened=None, member_names=names, index_entries=index,
+                             has_gnu_index=has_gnu_index)
+        facts.attach_stored(members, self._decode_member)
+        self._archives.append((real, identity, facts, len(members)))
+        return facts
 
     def _decode_member(self, stored: Any, display: str) -> ObjectFacts | MemberProblem | None:
         try:
@@ -222,7 +244,8 @@ class FactsStore:
         for real, identity, facts, stored_count in self._archives:
             members = facts.stored_and_parsed(encode_member)
             if len(members) > stored_count:
-                writes.append((real, "archive", {"identity": identity, "members": members}))
+                table = (facts.member_names, tuple(facts.index_entries), facts.has_gnu_index)
+                writes.append((real, "archive", {"identity": identity, "members": members, "table": table}))
         for real, identity, shared in self._shared:
             try:
                 writes.append((real, "shared", {"identity": identity, "shared": encode(shared)}))
@@ -270,6 +293,14 @@ class FactsStore:
                     os.unlink(path)
                 except OSError:
                     pass
+
+
+def _is_thin(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(8) == b"!<thin>\n"
+    except OSError:
+        return True  # unreadable now: store nothing for it
 
 
 def encode_member(facts: ObjectFacts | MemberProblem) -> bytes:
