@@ -5,7 +5,9 @@ libLLVM*.a members, libstdc++.so and libc.so.6 again.
 An entry belongs to one file, keyed by its real path, and is used only while the file's
 device, inode, size and mtime (nanoseconds) and the fact readers' own source (a fingerprint)
 are what they were when it was stored. The format is `marshal` of plain values, decoded into
-a fixed list of classes: loading it never runs code. A store that cannot be read or written is
+a fixed list of classes: loading it never runs code (marshal itself is not hardened against
+crafted bytes, so the store is trusted as the user's own cache directory is, like the import
+cache of `ldscope scan`). A store that cannot be read or written is
 ignored (the run is only slower), never an error; the directory is pruned to a bounded size.
 Relocatable objects given directly (a build's own .o files) are not stored: they change with
 every build and are cheap to read.
@@ -57,7 +59,9 @@ def facts_fingerprint() -> str:
     """A digest of the readers' sources: facts stored by other code are not used."""
     digest = hashlib.sha256(str(_FORMAT).encode())
     elf_dir = Path(_facts.__file__).resolve().parents[2] / "elf"
-    for path in (_facts.__file__, _pic_facts.__file__, _sections.__file__, __file__, *sorted(map(str, elf_dir.glob("*.py")))):
+    kinds = Path(_facts.__file__).resolve().parents[1] / "_symbol_kinds.py"  # the stored kind numbers
+    for path in (_facts.__file__, _pic_facts.__file__, _sections.__file__, __file__, str(kinds),
+                 *sorted(map(str, elf_dir.glob("*.py")))):
         try:
             digest.update(Path(path).read_bytes())
         except OSError:
