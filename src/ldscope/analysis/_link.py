@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ldscope.analysis._link_results import InputSummary, LinkReport, TraceEntry
-from ldscope.explain import LinkError, LinkExplainer, trace_symbol
-from ldscope.fixes import Fix, evaluate
 from ldscope.linker import Simulation, link_environment, simulate_argv
 from ldscope.linker.frontend import CommandLineError, LinkLine, resolve_link_line
 from ldscope.linker.inputs import ArchiveFacts, MemberProblem, ObjectFacts, SharedFacts
 from ldscope.vocab import LinkErrorKind
+
+if TYPE_CHECKING:
+    from ldscope.explain import LinkError, SymbolTrace
+    from ldscope.fixes import Fix
 
 _PARTIAL_KINDS = (LinkErrorKind.MISSING_INPUT, LinkErrorKind.CORRUPT_INPUT)
 
@@ -98,8 +101,18 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
                  confirm: bool = False, search: bool = True, why: Sequence[str] = ()) -> LinkReport:
     """Simulate, explain, and (if asked) find and confirm fixes."""
     sim = simulate_argv(line, environment=link_environment(env))
-    errors: tuple[LinkError, ...] = LinkExplainer(sim, search=search).explain()
-    fixes = evaluate(sim, errors) if (fix or confirm) and not sim.links else ()
+    errors: tuple[LinkError, ...] = ()
+    if sim.outcome.errors:
+        # Explanations and fixes are imported only when there is something to explain: a
+        # gate's passing link skips a third of ldscope's modules (each dataclass costs ~1 ms).
+        from ldscope.explain import LinkExplainer
+
+        errors = LinkExplainer(sim, search=search).explain()
+    fixes: tuple[Fix, ...] = ()
+    if (fix or confirm) and not sim.links:
+        from ldscope.fixes import evaluate
+
+        fixes = evaluate(sim, errors)
     confirmation = None
     if confirm:
         from ldscope.fixes import confirm as run_confirm
@@ -123,7 +136,7 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
         errors=tuple(e for e in errors if not e.kind.is_warning),
         warnings=tuple(dict.fromkeys(warnings)), notes=tuple(dict.fromkeys(notes)), fixes=fixes,
         trace=trace, inputs=_inputs(sim), confirmation=confirmation,
-        why=tuple(trace_symbol(sim, name) for name in why),
+        why=_traces(sim, why),
     )
 
 
@@ -186,3 +199,12 @@ def _links_with(line: LinkLine, added: tuple[str, ...]) -> bool | None:
     except CommandLineError:
         return None
     return simulate_argv(edited).links
+
+
+def _traces(sim: Simulation, names: Sequence[str]) -> tuple[SymbolTrace, ...]:
+    """`--why` traces (the tracer is imported only when asked)."""
+    if not names:
+        return ()
+    from ldscope.explain import trace_symbol
+
+    return tuple(trace_symbol(sim, name) for name in names)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ldscope.explain import LinkError, SymbolTrace
-from ldscope.fixes import Confirmation, Fix
+if TYPE_CHECKING:  # annotations only: a link that succeeds never imports the fix search
+    from ldscope.explain import LinkError, SymbolTrace
+    from ldscope.fixes import Confirmation, Fix
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,7 +75,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     """
     from ldscope.analysis import build_report
     from ldscope.linker.frontend import CommandLineError, resolve_link_line
-    from ldscope.report import dumps, link_json, render_link_text
+    from ldscope.report import dumps, render_link_text
 
     if bool(command) == bool(from_log):
         raise click.UsageError("give either a command after `--` or --from-log FILE")
@@ -137,6 +137,8 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     if from_log:
         _refuse_if_inputs_absent([report])
     if output_format == "json":
+        from ldscope.report import link_json  # the JSON writer imports the explainers' types
+
         text_out = dumps(link_json(report))
     elif output_format == "sarif":
         from ldscope.report import link_sarif  # the SARIF writer imports the scan's tables
@@ -166,7 +168,7 @@ def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None
     tools): one prediction per link, and each fix tried on the other links too. Exits."""
     from ldscope.analysis import build_report, check_fixes_across
     from ldscope.linker.frontend import CommandLineError, resolve_link_line
-    from ldscope.report import dumps, link_json, render_link_text
+    from ldscope.report import dumps, render_link_text
 
     lines: list[Any] = []
     reports: list[Any] = []
@@ -186,6 +188,8 @@ def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None
     _refuse_if_inputs_absent(reports)
     checks = check_fixes_across(lines, reports)
     if output_format == "json":
+        from ldscope.report import link_json
+
         document = {"schema": "ldscope.link-log/1", "links": [link_json(r) for r in reports],
                     "fix_checks": [{"fix_of": c.fix_of, "fix": c.fix_id, "on": c.on, "added": list(c.added),
                                     "links_before": c.links_before, "links_after": c.links_after}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from ldscope.analysis import LinkReport
-from ldscope.explain import LinkError
-from ldscope.fixes import Fix
+from typing import TYPE_CHECKING
+
 from ldscope.report._text_safe import sanitized
+
+if TYPE_CHECKING:  # annotations only: a passing link's report imports no explainer or fix search
+    from ldscope.analysis import LinkReport
+    from ldscope.explain import LinkError
+    from ldscope.fixes import Fix
 
 
 def _error_text(e: LinkError, verbose: bool) -> list[str]:
