@@ -101,17 +101,24 @@ def _cache_with_store(directory: Path) -> FactsCache:
     return cache
 
 
+def _stored_archive(tmp_path: Path) -> tuple[Path, Path, ArchiveFacts, list[object]]:
+    """A C++ archive read once through a store (every member) and the store saved:
+    (archive, store directory, its facts, the members' facts as parsed)."""
+    archive = _cxx_archive(tmp_path)
+    store = tmp_path / "store"
+    cache = _cache_with_store(store)
+    facts = cache.get(str(archive))
+    assert isinstance(facts, ArchiveFacts)
+    parsed: list[object] = [facts.member(i) for i in range(len(facts.member_names))]
+    assert cache.store is not None
+    cache.store.save()
+    return archive, store, facts, parsed
+
+
 def test_a_second_run_reads_members_from_the_store_and_a_changed_file_afresh(tmp_path: Path) -> None:
     """Run 1 parses and stores; run 2 decodes the same facts; after the archive is rebuilt
     without a symbol, run 3 sees the new contents (identity changed), not the stored ones."""
-    archive = _cxx_archive(tmp_path)
-    store = tmp_path / "store"
-    first = _cache_with_store(store)
-    facts = first.get(str(archive))
-    assert isinstance(facts, ArchiveFacts)
-    parsed = [facts.member(i) for i in range(len(facts.member_names))]
-    assert first.store is not None
-    first.store.save()
+    archive, store, _facts, parsed = _stored_archive(tmp_path)
     assert any(name.startswith("facts-archive-") for name in os.listdir(store))
 
     second = _cache_with_store(store)
@@ -149,14 +156,7 @@ def test_shared_library_facts_come_back_named_as_given(tmp_path: Path) -> None:
 
 def test_a_corrupt_store_is_ignored(tmp_path: Path) -> None:
     """Garbage in every entry: the facts are read from the files, as without a store."""
-    archive = _cxx_archive(tmp_path)
-    store = tmp_path / "store"
-    cache = _cache_with_store(store)
-    facts = cache.get(str(archive))
-    assert isinstance(facts, ArchiveFacts)
-    expected = [facts.member(i) for i in range(len(facts.member_names))]
-    assert cache.store is not None
-    cache.store.save()
+    archive, store, _facts, expected = _stored_archive(tmp_path)
     for entry in store.iterdir():
         entry.write_bytes(b"\x00not marshal" * 10)
     again = _cache_with_store(store).get(str(archive))
@@ -193,14 +193,7 @@ def test_cli_runs_with_and_without_the_store_agree(tmp_path: Path) -> None:
 def test_an_archive_from_the_store_is_not_opened_and_a_thin_one_is_never_stored(tmp_path: Path) -> None:
     """A warm run answers from the stored member table without opening the archive; a thin
     archive (members are other files, which change on their own) is never stored."""
-    archive = _cxx_archive(tmp_path)
-    store = tmp_path / "store"
-    cold = _cache_with_store(store)
-    facts = cold.get(str(archive))
-    assert isinstance(facts, ArchiveFacts)
-    expected = [facts.member(i) for i in range(len(facts.member_names))]
-    assert cold.store is not None
-    cold.store.save()
+    archive, store, facts, expected = _stored_archive(tmp_path)
     warm = _cache_with_store(store).get(str(archive))
     assert isinstance(warm, ArchiveFacts) and warm.opened is None
     assert warm.member_names == facts.member_names and list(warm.index_entries) == list(facts.index_entries)
