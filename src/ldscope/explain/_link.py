@@ -383,7 +383,8 @@ class LinkExplainer:
             return (f"an AArch64 B/BL reaches ±128 MiB; this one targets {e.key} further away inside the "
                     "same input section, where no linker can place a veneer (between sections bfd, gold, "
                     "lld and mold all insert one). lld links it (a thunk); bfd and gold fail; mold 1.10 "
-                    "crashes. Split the code into more sections (-ffunction-sections), shrink it (an "
+                    "links it but writes a wrong branch (measured), and crashes when the section is alone in its "
+                    "output section. Split the code into more sections (-ffunction-sections), shrink it (an "
                     "optimised build), or use -mcmodel=large")
         if e.kind == LinkErrorKind.HIDDEN_UNDEFINED:
             who = self.culprit(e)
