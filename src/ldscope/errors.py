@@ -1,4 +1,4 @@
-"""The one exception type for malformed or unreadable input."""
+"""The one exception type for malformed or unreadable input, and the one for a run stopped by a signal."""
 
 from __future__ import annotations
 
@@ -24,3 +24,14 @@ class InputFormatError(Exception):
 
 # The issue names it ElfFormatError; archives, scripts and caches raise the same type.
 ElfFormatError = InputFormatError
+
+
+class Interrupted(BaseException):
+    """A signal (SIGTERM, SIGHUP, SIGINT) stopped the run after its worker processes were
+    stopped; the command exits with 128 + the signal's number, as a shell reports it.
+
+    A BaseException, like KeyboardInterrupt: no `except Exception` on the way out swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

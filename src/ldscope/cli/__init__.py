@@ -10,6 +10,7 @@ from collections.abc import Iterable
 import click
 
 from ldscope import __version__
+from ldscope.errors import Interrupted
 
 # name -> (module, attribute, one-line help). Kept here so `--help` needs no heavy imports.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -81,6 +82,9 @@ def main() -> None:
         raise SystemExit(1) from None
     except SystemExit as exc:
         _exit_now(exc.code)
+    except Interrupted as exc:
+        # The workers were stopped; exit as the shell reports a process the signal stopped.
+        _exit_now(128 + exc.signum)
     _exit_now(0)
 
 

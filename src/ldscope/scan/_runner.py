@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ldscope.analysis import LoadAnalysis, new_analysis
 from ldscope.elf import constants as C
-from ldscope.errors import InputFormatError
+from ldscope.errors import InputFormatError, Interrupted
 from ldscope.loader import (
     ElfImage,
     Host,
@@ -130,12 +132,74 @@ def simulate(state: ScanState, job: Job) -> LoadReport:
 _WORKER_STATE: ScanState | None = None
 
 
-def _worker_run(job: Job) -> LoadReport | str:
-    assert _WORKER_STATE is not None
+# The signals a parent forwards to its workers before it stops (a terminal's Ctrl-C reaches the
+# whole process group; kill(1), a closed terminal or a CI timeout reach only the parent).
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: SIGKILL when the parent dies, however it dies (even by SIGKILL, which
+    it cannot forward), and the default dispositions the parent's handlers replaced."""
+    for signum in FORWARDED_SIGNALS:
+        # Inherited by fork: the parent's forwarding handler must not run here. Ctrl-C reaches the
+        # workers too; the parent decides (and stops them), so they ignore it.
+        signal.signal(signum, signal.SIG_IGN if signum == signal.SIGINT else signal.SIG_DFL)
     try:
-        return simulate(_WORKER_STATE, job)
-    except InputFormatError as exc:
-        return exc.one_line()
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's forwarding still stops workers on SIGTERM/SIGHUP/SIGINT
+    # The parent may have died between fork and prctl: then no signal comes, and this worker
+    # was already reparented.
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+@contextmanager
+def _forwarding_signals(processes: Callable[[], list[int]]) -> Iterator[None]:
+    """While workers run: SIGTERM, SIGHUP or SIGINT sends SIGTERM to every worker, then raises
+    Interrupted here (the caller exits with 128 + the signal's number)."""
+    def forward(signum: int, _frame: object) -> None:
+        for sig in FORWARDED_SIGNALS:
+            signal.signal(sig, signal.SIG_DFL)  # a second signal stops this process outright
+        for pid in processes():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass  # already gone
+        raise Interrupted(signum)
+
+    previous = {signum: signal.getsignal(signum) for signum in FORWARDED_SIGNALS}
+    try:
+        for signum in FORWARDED_SIGNALS:
+            signal.signal(signum, forward)
+    except ValueError:
+        previous = {}  # not the main thread: no handlers can be set (the workers still die with it)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _worker_pids(pool: object) -> list[int]:
+    """The pool's worker processes (forked so far)."""
+    processes = getattr(pool, "_processes", None) or {}
+    return [pid for pid in list(processes) if isinstance(pid, int)]
+
+
+def _worker_run_chunk(jobs: list[Job]) -> list[LoadReport | str]:
+    assert _WORKER_STATE is not None
+    results: list[LoadReport | str] = []
+    for job in jobs:
+        try:
+            results.append(simulate(_WORKER_STATE, job))
+        except InputFormatError as exc:
+            results.append(exc.one_line())
+    return results
 
 
 def plan_jobs(
@@ -230,9 +294,26 @@ def run_jobs(state: ScanState, jobs: list[Job], progress: Callable[[int], None] 
     _WORKER_STATE = state
     ctx = multiprocessing.get_context("fork")
     rest = jobs[len(results):]
-    with ProcessPoolExecutor(jobs_n, mp_context=ctx) as pool:
-        for result in pool.map(_worker_run, rest, chunksize=max(1, len(rest) // (jobs_n * 4))):
-            results.append(result)
-            if progress:
-                progress(1)
+    pool = ProcessPoolExecutor(jobs_n, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),))
+    try:
+        with _forwarding_signals(lambda: _worker_pids(pool)):
+            # Chunks submitted by hand, not pool.map: map's iterator cancels what is pending when
+            # a signal's exception passes through it, and the pool's manager thread, failing
+            # those futures once the workers are gone, then dies on InvalidStateError (3.11).
+            size = max(1, len(rest) // (jobs_n * 4))
+            futures = [pool.submit(_worker_run_chunk, rest[at:at + size]) for at in range(0, len(rest), size)]
+            for future in futures:
+                for result in future.result():
+                    results.append(result)
+                    if progress:
+                        progress(1)
+    except Interrupted:
+        # The workers were sent SIGTERM: reap them (briefly: SIGTERM's default action is
+        # immediate) rather than leave zombies behind. No shutdown(): the pool's manager thread
+        # sees them gone and fails the pending futures itself (cancelling them too races with
+        # it in CPython 3.11: InvalidStateError in that thread).
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.join(timeout=2.0)
+        raise
+    pool.shutdown(wait=True)
     return results
