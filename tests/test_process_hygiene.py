@@ -132,3 +132,185 @@ def test_an_uninterrupted_parallel_scan_still_finishes(executables: Path) -> Non
                           capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(b'"path"') >= 40
+
+
+# ----------------------------------------------------------------------------------------------
+# A file truncated or rewritten while it is read.
+
+LIBRARY = Path("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
+
+
+def _run_script(script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `script` in a fresh interpreter (a SIGBUS kills it, not pytest)."""
+    env = {**os.environ, "PYTHONPATH": SRC, "XDG_CACHE_HOME": args[-1] if args else "/nonexistent"}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def library_copy(tmp_path: Path) -> Path:
+    if not LIBRARY.exists():
+        pytest.skip(f"{LIBRARY} is not installed")
+    copy = tmp_path / "libcopy.so"
+    shutil.copy(LIBRARY, copy)
+    return copy
+
+
+def test_a_mapped_file_truncated_before_its_tables_are_read_is_one_line(library_copy: Path) -> None:
+    # Mapping forced (threshold 0); truncated after the headers were read, before the symbols.
+    proc = _run_script("""
+        import os, sys
+        from ldscope.elf import ElfFile, _snapshot
+        from ldscope.errors import InputFormatError
+        _snapshot.SMALL_FILE_BYTES = 0
+        elf = ElfFile.open(sys.argv[1])
+        os.truncate(sys.argv[1], 4096)
+        try:
+            print(len(elf.dynsym.names()))
+        except InputFormatError as exc:
+            print(exc.one_line())
+    """, str(library_copy))
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)  # -7 (SIGBUS) before the change
+    assert proc.stdout.strip() == f"{library_copy}: changed while being read"
+
+
+def test_a_mapped_files_tables_are_copies_a_later_truncation_cannot_fault(library_copy: Path) -> None:
+    proc = _run_script("""
+        import os, sys
+        from ldscope.elf import ElfFile, _snapshot
+        _snapshot.SMALL_FILE_BYTES = 0
+        elf = ElfFile.open(sys.argv[1])
+        table = elf.dynsym
+        before = len(table.names())
+        os.truncate(sys.argv[1], 4096)
+        print(before == len(table.names()) > 1000, int(table.entries["st_value"].sum()) > 0)
+    """, str(library_copy))
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    assert proc.stdout.split() == ["True", "True"]
+
+
+def test_a_small_file_is_a_snapshot(library_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ldscope.elf import ElfFile, _snapshot
+    from ldscope.errors import InputFormatError
+
+    assert library_copy.stat().st_size <= _snapshot.SMALL_FILE_BYTES
+    elf = ElfFile.open(library_copy)
+    os.truncate(library_copy, 4096)
+    assert len(elf.dynsym.names()) > 1000  # read into memory: the truncation changes nothing here
+    elf.close()
+
+    # A rewrite during the read itself (between the read and the fstat after it) is seen.
+    shutil.copy(LIBRARY, library_copy)
+    real_pread = os.pread
+
+    def pread_then_rewrite(fd: int, n: int, offset: int) -> bytes:
+        data = real_pread(fd, n, offset)
+        with open(library_copy, "r+b") as fh:
+            fh.truncate(len(data) // 2)
+        return data
+
+    monkeypatch.setattr(_snapshot.os, "pread", pread_then_rewrite)
+    with pytest.raises(InputFormatError) as caught:
+        ElfFile.open(library_copy)
+    assert caught.value.one_line() == f"{library_copy}: changed while being read"
+
+
+def _write_archive(path: Path, members: dict[str, bytes]) -> None:
+    """A GNU ar archive without an index (member names of at most 15 bytes)."""
+    with open(path, "wb") as fh:
+        fh.write(b"!<arch>\n")
+        for name, data in members.items():
+            fh.write(f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{644:<8}{len(data):<10}`\n".encode())
+            fh.write(data + (b"\n" if len(data) % 2 else b""))
+
+
+def test_a_mapped_archive_truncated_before_a_member_is_read_is_one_line(tmp_path: Path) -> None:
+    if not LIBRARY.exists():
+        pytest.skip(f"{LIBRARY} is not installed")
+    archive = tmp_path / "libbig.a"
+    _write_archive(archive, {"first.so": LIBRARY.read_bytes(), "second.so": LIBRARY.read_bytes()})
+    proc = _run_script("""
+        import os, sys
+        from ldscope.elf import ElfFile, IndexedArchive, _snapshot
+        from ldscope.errors import InputFormatError
+        _snapshot.SMALL_FILE_BYTES = 0
+        ar = IndexedArchive.open(sys.argv[1])
+        first = ElfFile(ar.member_data(0), "first")  # a copy: survives what follows
+        os.truncate(sys.argv[1], 4096)
+        print(len(first.dynsym.names()) > 1000)
+        try:
+            ElfFile(ar.member_data(1), "second").dynsym.names()
+        except InputFormatError as exc:
+            print(exc.one_line())
+    """, str(archive))
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    assert proc.stdout.splitlines() == ["True", f"{archive}: changed while being read"]
+
+
+@pytest.fixture
+def link_with_archive(tmp_path: Path) -> Path:
+    if not shutil.which("gcc"):
+        pytest.skip("no gcc")
+    (tmp_path / "main.c").write_text("int foo(void); int main(void) { return foo(); }\n")
+    (tmp_path / "foo.c").write_text("int foo(void) { return 0; }\n")
+    # Enough code that the archive is mapped at the default threshold too.
+    (tmp_path / "big.c").write_text("char big_table[8 << 20] = {1};\nint big(void) { return big_table[0]; }\n")
+    for name in ("main", "foo", "big"):
+        subprocess.run(["gcc", "-c", "-o", f"{name}.o", f"{name}.c"], cwd=tmp_path, check=True)
+    subprocess.run(["ar", "rcs", "libfoo.a", "big.o", "foo.o"], cwd=tmp_path, check=True)
+    return tmp_path
+
+
+def test_an_archive_truncated_during_a_link_is_one_line(link_with_archive: Path) -> None:
+    tree = link_with_archive
+    from ldscope.elf import _snapshot
+
+    assert (tree / "libfoo.a").stat().st_size > _snapshot.SMALL_FILE_BYTES
+    # Truncated once the archive is open, before its members are read (the facts store empty).
+    proc = _run_script("""
+        import os, sys
+        from ldscope.elf import _archive
+        real = _archive.Archive.member_data
+        def truncating(self, member):
+            if self.name.endswith("libfoo.a") and os.path.getsize(self.name) > 4096:
+                os.truncate(self.name, 4096)
+            return real(self, member)
+        _archive.Archive.member_data = truncating
+        os.chdir(sys.argv[1])
+        sys.argv = ["ldscope", "link", "--", "gcc", "main.o", "-L.", "-lfoo", "-o", "app"]
+        from ldscope.cli import main
+        main()
+    """, str(tree), str(tree / "cache"))
+    # The member read through the old mapping is "changed while being read"; the link model
+    # then reads the archive again and reports it as ld would a truncated one (exit 1).
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)  # -7 before the change
+    assert "Traceback" not in proc.stderr
+    assert "./libfoo.a: file not recognized: member size" in proc.stdout, proc.stdout
+    assert "runs past the end of the file (4096 bytes)" in proc.stdout, proc.stdout
+
+
+@pytest.mark.slow
+def test_a_real_race_never_ends_in_sigbus(tmp_path: Path) -> None:
+    big = Path("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+    if not big.exists():
+        pytest.skip(f"{big} is not installed")
+    victim = tmp_path / "libvictim.so"
+    data = big.read_bytes()
+    outcomes = set()
+    for attempt in range(6):
+        victim.write_bytes(data)
+        env = {**os.environ, "PYTHONPATH": SRC}
+        proc = subprocess.Popen([sys.executable, "-m", "ldscope", "symbols", "-D", str(victim)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3 + 0.15 * attempt)  # at different points of the reading
+        with open(victim, "r+b") as fh:  # rewritten in place, as `cp new old` does
+            fh.truncate(0)
+            fh.write(data[: len(data) // 3])
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode not in (-7, 135), err
+        assert "Traceback" not in err, err
+        outcomes.add(proc.returncode)
+        if proc.returncode != 0:
+            assert err.strip().startswith(f"ldscope: {victim}: "), err  # one line naming the file
+            assert len(err.strip().splitlines()) == 1, err
+    assert outcomes <= {0, 2}, outcomes

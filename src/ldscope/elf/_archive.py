@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 
 from ldscope.elf import constants as C
+from ldscope.elf._snapshot import SMALL_FILE_BYTES, FileGuard, read_or_map
 from ldscope.errors import InputFormatError
 
 AR_MAGIC = b"!<arch>\n"
@@ -94,8 +95,9 @@ def _describe_non_elf(head: bytes, size: int, name: str) -> str:
     return f"not an ELF object (starts with {head[:4].hex()})"
 
 
-def _open_readonly(path: str, what: str) -> mmap.mmap | None:
-    """mmap a regular file read-only without blocking on FIFOs; None for an empty file."""
+def _open_readonly(path: str, what: str) -> tuple[bytes | mmap.mmap, FileGuard | None] | None:
+    """A regular file's bytes without blocking on FIFOs: read when small, else mapped with a
+    guard (see `_snapshot`); None for an empty file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (OSError, ValueError) as exc:  # ValueError: NUL byte in the path
@@ -108,7 +110,7 @@ def _open_readonly(path: str, what: str) -> mmap.mmap | None:
         if st.st_size == 0:
             return None
         try:
-            return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            return read_or_map(fd, path, st)
         except (OSError, ValueError) as exc:
             raise InputFormatError(path, f"cannot map {what}: {exc}") from None
     finally:
@@ -139,13 +141,15 @@ class Archive:
     """A parsed ar archive: members, symbol index, and zero-copy access to member data."""
 
     def __init__(
-        self, name: str, buf: memoryview, mm: mmap.mmap | None, base_dir: str | None
+        self, name: str, buf: memoryview, mm: mmap.mmap | None, base_dir: str | None,
+        guard: FileGuard | None = None,
     ) -> None:
         self.name = name
         self._mm = mm
+        self._guard = guard  # a mapped archive's identity, checked before members are handed out
         self._view: memoryview | None = buf
         self._base_dir = base_dir if base_dir is not None else os.path.dirname(name)
-        self._thin_maps: dict[int, tuple[mmap.mmap | None, memoryview]] = {}
+        self._thin_maps: dict[int, tuple[mmap.mmap | None, memoryview, FileGuard | None]] = {}
         self.kind = "gnu"
         self.members: list[ArchiveMember] = []
         self.has_index = False
@@ -156,6 +160,8 @@ class Archive:
         self._nested: set[int] = set()
         try:
             self._parse(buf)
+            if guard is not None:
+                guard.check()  # the headers just walked are one state of the file
         except BaseException:
             self.close()
             raise
@@ -165,10 +171,11 @@ class Archive:
     def open(cls, path: str | os.PathLike[str]) -> Archive:
         """Map the archive at `path` read-only and parse its headers and index."""
         name = os.fspath(path)
-        mm = _open_readonly(name, "archive")
-        if mm is None:
+        opened = _open_readonly(name, "archive")
+        if opened is None:
             raise InputFormatError(name, "empty file, not an ar archive", 0)
-        return cls(name, memoryview(mm), mm, None)
+        raw, guard = opened
+        return cls(name, memoryview(raw), raw if isinstance(raw, mmap.mmap) else None, None, guard)
 
     @classmethod
     def from_buffer(
@@ -441,7 +448,8 @@ class Archive:
         return self._symbols_by_member.get(idx, ())
 
     def member_data(self, member: ArchiveMember | int) -> memoryview:
-        """The member's bytes, zero-copy (a slice of the mmap, or a mmap of a thin member)."""
+        """The member's bytes: a slice of the archive's bytes or a thin member's, copied when
+        the file is mapped and the member small (see `_safe_slice`)."""
         view = self._view_or_fail()
         if isinstance(member, int):
             if not 0 <= member < len(self.members):
@@ -452,22 +460,45 @@ class Archive:
             if not (0 <= m.index < len(self.members) and self.members[m.index] == m):
                 raise ValueError(f"{self.name}: member {m.name!r} is not from this archive")
         if m.path is None:
-            return view[m.offset : m.offset + m.size]
+            return self._safe_slice(view, m.offset, m.size, self._guard)
         cached = self._thin_maps.get(m.index)
         if cached is None:
             if m.index in self._nested:
                 raise self._error(m.skip_reason or "nested thin archive member")
-            mm = _open_readonly(m.path, "thin archive member")
-            cached = (mm, memoryview(mm) if mm is not None else memoryview(b""))
+            opened = _open_readonly(m.path, "thin archive member")
+            if opened is None:
+                cached = (None, memoryview(b""), None)
+            else:
+                raw, guard = opened
+                cached = (raw if isinstance(raw, mmap.mmap) else None, memoryview(raw), guard)
             self._thin_maps[m.index] = cached
-        return cached[1]
+        return self._safe_slice(cached[1], 0, len(cached[1]), cached[2])
+
+    @staticmethod
+    def _safe_slice(view: memoryview, offset: int, size: int, guard: FileGuard | None) -> memoryview:
+        """A member's bytes that a truncation of a mapped file cannot fault on: checked against
+        a fresh fstat, then copied when small (a member is parsed right away, and mostly read:
+        the copy costs what parsing it touches). Large members stay views: the window of
+        `_snapshot` remains for them. An in-memory archive (read when small) needs neither."""
+        if guard is None:
+            return view[offset : offset + size]
+        guard.check()
+        if size <= SMALL_FILE_BYTES:
+            return memoryview(bytes(view[offset : offset + size]))
+        return view[offset : offset + size]
 
     # ---- lifetime -----------------------------------------------------------------------
     def close(self) -> None:
         """Release the mappings; views already handed out keep theirs alive until dropped."""
-        views = [v for _, v in self._thin_maps.values()]
-        maps = [mm for mm, _ in self._thin_maps.values()]
+        views = [v for _, v, _ in self._thin_maps.values()]
+        maps = [mm for mm, _, _ in self._thin_maps.values()]
+        for _, _, guard in self._thin_maps.values():
+            if guard is not None:
+                guard.close()
         self._thin_maps.clear()
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
         if self._view is not None:
             views.append(self._view)
             self._view = None

@@ -22,7 +22,8 @@ from ldscope.elf._relocs import (
     read_stacked_relocations,
     reference_kinds,
 )
-from ldscope.elf._strings import RawBuffer, StringTable, ViewBuffer, WindowBuffer
+from ldscope.elf._snapshot import COPY_LIMIT_BYTES, FileGuard, read_or_map
+from ldscope.elf._strings import RawBuffer, SpanBuffer, StringTable, ViewBuffer, WindowBuffer
 from ldscope.elf._structs import elf_dtypes
 from ldscope.elf._symbols import SymbolTable
 from ldscope.elf._versions import (
@@ -68,9 +69,12 @@ class ElfFile:
     """
 
     def __init__(
-        self, raw: RawBuffer | memoryview, name: str, base: int = 0, size: int | None = None
+        self, raw: RawBuffer | memoryview, name: str, base: int = 0, size: int | None = None,
+        guard: FileGuard | None = None,
     ) -> None:
         self.name = name
+        # For a mapped file: checked before every table is handed out (see _snapshot).
+        self._guard = guard
         if isinstance(raw, memoryview):
             raw = ViewBuffer(raw)
         self._raw: RawBuffer = raw
@@ -104,22 +108,26 @@ class ElfFile:
     # ----------------------------------------------------------------- opening
     @classmethod
     def open(cls, path: str | os.PathLike[str], display_name: str | None = None) -> ElfFile:
-        """Open and mmap a file read-only (OSError propagates for unreadable files)."""
+        """Open a file read-only: read into memory when small, else mapped (see _snapshot);
+        OSError propagates for unreadable files, a file changed while read is InputFormatError."""
         name = display_name if display_name is not None else os.fspath(path)
         with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size == 0:
+            st = os.fstat(fh.fileno())
+            if st.st_size == 0:
                 raise InputFormatError(name, "empty file", 0)
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            raw, guard = read_or_map(fh.fileno(), name, st)
         try:
-            elf = cls(mm, name)
+            elf = cls(raw, name, guard=guard)
         except BaseException:
-            try:
-                mm.close()
-            except BufferError:
-                pass  # views made before the error (held by the traceback) pin the mapping
+            if guard is not None:
+                guard.close()
+            if isinstance(raw, mmap.mmap):
+                try:
+                    raw.close()
+                except BufferError:
+                    pass  # views made before the error (held by the traceback) pin the mapping
             raise
-        elf._mmap = mm
+        elf._mmap = raw if isinstance(raw, mmap.mmap) else None
         return elf
 
     @classmethod
@@ -129,6 +137,8 @@ class ElfFile:
 
     def close(self) -> None:
         """Release the mapping (views into it must no longer be used)."""
+        if self._guard is not None:
+            self._guard.close()
         if self._mmap is not None:
             try:
                 self._mmap.close()
@@ -145,6 +155,8 @@ class ElfFile:
     # ------------------------------------------------------------ raw access
     def array(self, offset: int, dtype: np.dtype, count: int, what: str) -> np.ndarray:
         """A bounds-checked numpy view of `count` records at file offset `offset`."""
+        if self._guard is not None:
+            self._guard.check()
         if count < 0 or offset < 0 or offset + count * dtype.itemsize > self.size:
             raise InputFormatError(
                 self.name,
@@ -153,19 +165,31 @@ class ElfFile:
             )
         if count == 0:
             return np.zeros(0, dtype=dtype)
-        return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
+        view = np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
+        if self._guard is not None and view.nbytes <= COPY_LIMIT_BYTES:
+            # A mapped file: copied right after the check, so later reads cannot fault (_snapshot).
+            return view.copy()
+        return view
 
     def read_bytes(self, offset: int, length: int, what: str = "data") -> bytes:
         """Bytes at a file offset, bounds-checked."""
+        if self._guard is not None:
+            self._guard.check()
         if offset < 0 or length < 0 or offset + length > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
         return self._raw[self.base + offset : self.base + offset + length]
 
     def string_table(self, offset: int, size: int, what: str = "string table") -> StringTable:
         """A string table at a file offset, bounds-checked."""
+        if self._guard is not None:
+            self._guard.check()
         if offset < 0 or size < 0 or offset + size > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
-        return StringTable(self._raw, self.base + offset, size)
+        start = self.base + offset
+        if self._guard is not None and size <= COPY_LIMIT_BYTES:
+            # A mapped file: the table copied right after the check, decoded from the copy (_snapshot).
+            return StringTable(SpanBuffer(self._raw[start : start + size], start), start, size)
+        return StringTable(self._raw, start, size)
 
     # ------------------------------------------------------------- headers
     def _read_section_headers(self) -> np.ndarray:
@@ -626,6 +650,8 @@ class ElfFile:
 
     def window(self) -> WindowBuffer:
         """This file's bytes as a RawBuffer with offsets relative to the file start."""
+        if self._guard is not None:
+            self._guard.check()
         return WindowBuffer(self._raw, self.base, self.size)
 
     def describe(self) -> dict[str, Any]:

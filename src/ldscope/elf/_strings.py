@@ -68,7 +68,8 @@ class StringTable:
         """Offsets of every NUL (plus the table end); only for names longer than the window."""
         if self._nul_positions is None:
             buffer: Any = getattr(self._raw, "buffer", self._raw)
-            table = np.frombuffer(buffer, dtype=np.uint8, count=self.size, offset=self.start)
+            origin = getattr(self._raw, "origin", 0)  # a SpanBuffer's first byte's offset
+            table = np.frombuffer(buffer, dtype=np.uint8, count=self.size, offset=self.start - origin)
             nuls = np.flatnonzero(table == 0).astype(np.int32 if self.size < 2**31 else np.int64)
             self._nul_positions = np.append(nuls, np.array([self.size], dtype=nuls.dtype))
         return self._nul_positions
@@ -166,6 +167,30 @@ class ViewBuffer:
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+class SpanBuffer:
+    """Bytes copied out of a larger buffer, addressed by their offsets in that buffer: a
+    mapped file's string table, copied so that decoding it cannot fault (see `_snapshot`)."""
+
+    __slots__ = ("buffer", "origin")
+
+    def __init__(self, data: bytes, origin: int) -> None:
+        self.buffer = data
+        self.origin = origin
+
+    def __getitem__(self, key: slice, /) -> bytes:
+        start = self.origin if key.start is None else key.start
+        stop = self.origin + len(self.buffer) if key.stop is None else key.stop
+        return self.buffer[max(start - self.origin, 0) : max(stop - self.origin, 0)]
+
+    def find(self, sub: bytes, start: int = 0, end: int | None = None, /) -> int:
+        stop = len(self.buffer) if end is None else end - self.origin
+        pos = self.buffer.find(sub, max(start - self.origin, 0), max(stop, 0))
+        return pos + self.origin if pos >= 0 else -1
+
+    def __len__(self) -> int:
+        return self.origin + len(self.buffer)
 
 
 class WindowBuffer:

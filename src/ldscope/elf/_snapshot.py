@@ -1,0 +1,109 @@
+"""A file's bytes that a concurrent truncation cannot turn into SIGBUS: small files read into
+memory, large ones mapped with their identity checked before each table is handed out.
+
+Reading through mmap is what keeps large files cheap (a 600 MB libtorch is mostly code that is
+never read), but a mapped page past a new end of file raises SIGBUS on access, which kills the
+process (exit 135, no message): a Python signal handler cannot resume a faulting load, and
+CPython has no way to map a zero page over it. So:
+
+* files up to SMALL_FILE_BYTES are read with read() into bytes: nothing can fault, and the
+  identity (device, inode, size, mtime, ctime) before and after the read says whether the
+  bytes are one state of the file;
+* larger files are mapped and keep their descriptor: before every table is handed out
+  (`ElfFile.array`, `string_table`, `read_bytes`, `window`; an archive's `member_data`)
+  `FileGuard.check()` compares a fresh fstat with the identity at mapping time and raises
+  "changed while being read" when it moved; the table is then copied out of the mapping
+  (arrays and string tables up to COPY_LIMIT_BYTES, archive members up to SMALL_FILE_BYTES),
+  and decoded from the copy.
+
+The residual window, for mapped files only: a truncation between a check and the end of the
+copy that follows it (one table's memcpy) still faults, and so does one during the use of
+what is not copied: views larger than COPY_LIMIT_BYTES (whole-file views: the GNU hash chain
+walk, scattered relocation sections of a relocatable object), archive members larger than
+SMALL_FILE_BYTES, an archive's header walk while it is opened, and the small reads of
+`window()` (notes, version tables) made right after its check. An in-place rewrite that keeps
+the size, inode and timestamps (one mtime tick: a few milliseconds) is not seen; the bytes
+read are then a mix of both versions, which the readers (fuzzed on arbitrary bytes) reject
+or read as a file like any other.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+
+from ldscope.errors import InputFormatError
+
+# Files up to this size are read into memory. The cost is one copy of the whole file where a
+# map touches only the pages read (headers and dynamic tables, a fraction of a library), and
+# memory for the duration of one read (a scan's images keep decoded tables, not the file).
+SMALL_FILE_BYTES = 4 << 20
+
+# A mapped file's tables up to this size are copied out of the mapping after the check;
+# beyond it (a view to the end of a 600 MB file) they stay views.
+COPY_LIMIT_BYTES = 16 << 20
+
+CHANGED = "changed while being read"
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class FileGuard:
+    """The identity of a mapped file at the time it was mapped, checked against a fresh fstat."""
+
+    __slots__ = ("_fd", "_identity", "name")
+
+    def __init__(self, fd: int, name: str, st: os.stat_result) -> None:
+        self._fd: int | None = os.dup(fd)
+        self._identity = _identity(st)
+        self.name = name
+
+    def check(self) -> None:
+        """Raise InputFormatError("changed while being read") if the file is not as mapped."""
+        if self._fd is None:
+            return
+        try:
+            now = os.fstat(self._fd)
+        except OSError:
+            raise InputFormatError(self.name, CHANGED) from None
+        if _identity(now) != self._identity:
+            raise InputFormatError(self.name, CHANGED)
+
+    def close(self) -> None:
+        """Release the descriptor (checks then pass: the mapping is being dropped)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_or_map(fd: int, name: str, st: os.stat_result) -> tuple[bytes | mmap.mmap, FileGuard | None]:
+    """The bytes of the open regular file `fd` (stat `st`, size > 0): read into memory when
+    small (no guard needed), else mapped read-only with a guard. OSError propagates."""
+    if st.st_size <= SMALL_FILE_BYTES:
+        chunks = []
+        remaining = st.st_size + 1  # one byte more: a file that grew is seen as changed
+        while remaining > 0:
+            chunk = os.pread(fd, remaining, st.st_size + 1 - remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)  # one chunk: that very object, not a copy
+        if len(data) != st.st_size or _identity(os.fstat(fd)) != _identity(st):
+            raise InputFormatError(name, CHANGED)
+        return data, None
+    mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    guard = FileGuard(fd, name, st)
+    if len(mm) != st.st_size:
+        guard.close()
+        mm.close()
+        raise InputFormatError(name, CHANGED)
+    try:
+        guard.check()
+    except InputFormatError:
+        guard.close()
+        mm.close()
+        raise
+    return mm, guard
