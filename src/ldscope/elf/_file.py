@@ -154,9 +154,8 @@ class ElfFile:
 
     # ------------------------------------------------------------ raw access
     def array(self, offset: int, dtype: np.dtype, count: int, what: str) -> np.ndarray:
-        """A bounds-checked numpy view of `count` records at file offset `offset`."""
-        if self._guard is not None:
-            self._guard.check()
+        """A bounds-checked numpy view of `count` records at file offset `offset` (a copy, read
+        with pread, for a mapped file's tables: see _snapshot)."""
         if count < 0 or offset < 0 or offset + count * dtype.itemsize > self.size:
             raise InputFormatError(
                 self.name,
@@ -165,30 +164,32 @@ class ElfFile:
             )
         if count == 0:
             return np.zeros(0, dtype=dtype)
-        view = np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
-        if self._guard is not None and view.nbytes <= COPY_LIMIT_BYTES:
-            # A mapped file: copied right after the check, so later reads cannot fault (_snapshot).
-            return view.copy()
-        return view
+        nbytes = count * dtype.itemsize
+        if self._guard is not None and nbytes <= COPY_LIMIT_BYTES:
+            # A mapped file: read with pread, which cannot fault (see _snapshot).
+            return np.frombuffer(self._guard.read(self.base + offset, nbytes), dtype=dtype, count=count)
+        if self._guard is not None:
+            self._guard.check()  # a view of the mapping: the residual window of _snapshot
+        return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
 
     def read_bytes(self, offset: int, length: int, what: str = "data") -> bytes:
         """Bytes at a file offset, bounds-checked."""
-        if self._guard is not None:
-            self._guard.check()
         if offset < 0 or length < 0 or offset + length > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
+        if self._guard is not None:
+            return self._guard.read(self.base + offset, length)  # cannot fault (see _snapshot)
         return self._raw[self.base + offset : self.base + offset + length]
 
     def string_table(self, offset: int, size: int, what: str = "string table") -> StringTable:
         """A string table at a file offset, bounds-checked."""
-        if self._guard is not None:
-            self._guard.check()
         if offset < 0 or size < 0 or offset + size > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
         start = self.base + offset
         if self._guard is not None and size <= COPY_LIMIT_BYTES:
-            # A mapped file: the table copied right after the check, decoded from the copy (_snapshot).
-            return StringTable(SpanBuffer(self._raw[start : start + size], start), start, size)
+            # A mapped file: the table read with pread and decoded from that copy (see _snapshot).
+            return StringTable(SpanBuffer(self._guard.read(start, size), start), start, size)
+        if self._guard is not None:
+            self._guard.check()  # decoded from the mapping: the residual window of _snapshot
         return StringTable(self._raw, start, size)
 
     # ------------------------------------------------------------- headers

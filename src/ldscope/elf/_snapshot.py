@@ -3,28 +3,28 @@ memory, large ones mapped with their identity checked before each table is hande
 
 Reading through mmap is what keeps large files cheap (a 600 MB libtorch is mostly code that is
 never read), but a mapped page past a new end of file raises SIGBUS on access, which kills the
-process (exit 135, no message): a Python signal handler cannot resume a faulting load, and
-CPython has no way to map a zero page over it. So:
+process (exit 135, no message). A Python-level SIGBUS handler cannot help: CPython's C handler
+only sets a flag and returns, so the faulting load runs again (forever); recovering would
+need a C handler that maps a page over the fault, which a pure-Python package does not have.
+So:
 
 * files up to SMALL_FILE_BYTES are read with read() into bytes: nothing can fault, and the
   identity (device, inode, size, mtime, ctime) before and after the read says whether the
   bytes are one state of the file;
-* larger files are mapped and keep their descriptor: before every table is handed out
-  (`ElfFile.array`, `string_table`, `read_bytes`, `window`; an archive's `member_data`)
-  `FileGuard.check()` compares a fresh fstat with the identity at mapping time and raises
-  "changed while being read" when it moved; the table is then copied out of the mapping
-  (arrays and string tables up to COPY_LIMIT_BYTES, archive members up to SMALL_FILE_BYTES),
-  and decoded from the copy.
+* larger files are mapped and keep their descriptor; every table up to COPY_LIMIT_BYTES
+  (`ElfFile.array`, `string_table`, `read_bytes`) is read with pread after a fresh fstat has
+  matched the identity at mapping time: a read cannot fault, and a file cut short or changed
+  is "changed while being read". Archive members up to SMALL_FILE_BYTES are copied out of the
+  mapping right after the same check.
 
-The residual window, for mapped files only: a truncation between a check and the end of the
-copy that follows it (one table's memcpy) still faults, and so does one during the use of
-what is not copied: views larger than COPY_LIMIT_BYTES (whole-file views: the GNU hash chain
-walk, scattered relocation sections of a relocatable object), archive members larger than
-SMALL_FILE_BYTES, an archive's header walk while it is opened, and the small reads of
-`window()` (notes, version tables) made right after its check. An in-place rewrite that keeps
-the size, inode and timestamps (one mtime tick: a few milliseconds) is not seen; the bytes
-read are then a mix of both versions, which the readers (fuzzed on arbitrary bytes) reject
-or read as a file like any other.
+The residual window, for mapped files only, is what is still read through the mapping: views
+larger than COPY_LIMIT_BYTES (whole-file views: the GNU hash chain walk, scattered relocation
+sections of a relocatable object), archive members larger than SMALL_FILE_BYTES and the
+copy of smaller ones, an archive's header walk while it is opened, and the small reads of
+`window()` (notes, version tables) made right after its check: a truncation during one of
+those still faults. An in-place rewrite that keeps the size, inode and timestamps (within one
+mtime tick: a few milliseconds) is not seen; the bytes read are then a mix of both versions,
+which the readers (fuzzed on arbitrary bytes) reject or read as a file like any other.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from ldscope.errors import InputFormatError
 # memory for the duration of one read (a scan's images keep decoded tables, not the file).
 SMALL_FILE_BYTES = 4 << 20
 
-# A mapped file's tables up to this size are copied out of the mapping after the check;
-# beyond it (a view to the end of a 600 MB file) they stay views.
+# A mapped file's tables up to this size are read with pread; beyond it (a view to the end of
+# a 600 MB file) they stay views of the mapping.
 COPY_LIMIT_BYTES = 16 << 20
 
 CHANGED = "changed while being read"
@@ -70,6 +70,17 @@ class FileGuard:
             raise InputFormatError(self.name, CHANGED) from None
         if _identity(now) != self._identity:
             raise InputFormatError(self.name, CHANGED)
+
+    def read(self, offset: int, length: int) -> bytes:
+        """`length` bytes at file offset `offset`, read with pread (a read cannot fault: a file
+        cut short gives fewer bytes, which is "changed while being read")."""
+        self.check()
+        if self._fd is None:
+            raise InputFormatError(self.name, "read after close")
+        data = os.pread(self._fd, length, offset)
+        if len(data) != length:
+            raise InputFormatError(self.name, CHANGED)
+        return data
 
     def close(self) -> None:
         """Release the descriptor (checks then pass: the mapping is being dropped)."""
