@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 
 from ldscope.elf import constants as C
-from ldscope.elf._snapshot import SMALL_FILE_BYTES, FileGuard, read_or_map
+from ldscope.elf._snapshot import COPY_LIMIT_BYTES, FileGuard, read_or_map
 from ldscope.errors import InputFormatError
 
 AR_MAGIC = b"!<arch>\n"
@@ -448,8 +448,8 @@ class Archive:
         return self._symbols_by_member.get(idx, ())
 
     def member_data(self, member: ArchiveMember | int) -> memoryview:
-        """The member's bytes: a slice of the archive's bytes or a thin member's, copied when
-        the file is mapped and the member small (see `_safe_slice`)."""
+        """The member's bytes: a slice of the archive's bytes or a thin member's, read with
+        pread when the file is mapped (see `_safe_slice`)."""
         view = self._view_or_fail()
         if isinstance(member, int):
             if not 0 <= member < len(self.members):
@@ -476,15 +476,16 @@ class Archive:
 
     @staticmethod
     def _safe_slice(view: memoryview, offset: int, size: int, guard: FileGuard | None) -> memoryview:
-        """A member's bytes that a truncation of a mapped file cannot fault on: checked against
-        a fresh fstat, then copied when small (a member is parsed right away, and mostly read:
-        the copy costs what parsing it touches). Large members stay views: the window of
-        `_snapshot` remains for them. An in-memory archive (read when small) needs neither."""
+        """A member's bytes that a truncation of a mapped archive cannot fault on: read with
+        pread after a fresh fstat (a member is parsed right away, and mostly read: the copy
+        costs about what parsing it touches). Members over COPY_LIMIT_BYTES stay views of the
+        mapping: the window of `_snapshot` remains for them. An archive read into memory
+        (small ones are) needs neither."""
         if guard is None:
             return view[offset : offset + size]
+        if size <= COPY_LIMIT_BYTES:
+            return memoryview(guard.read(offset, size))
         guard.check()
-        if size <= SMALL_FILE_BYTES:
-            return memoryview(bytes(view[offset : offset + size]))
         return view[offset : offset + size]
 
     # ---- lifetime -----------------------------------------------------------------------

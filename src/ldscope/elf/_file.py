@@ -651,8 +651,8 @@ class ElfFile:
 
     def window(self) -> WindowBuffer:
         """This file's bytes as a RawBuffer with offsets relative to the file start."""
-        if self._guard is not None:
-            self._guard.check()
+        if self._guard is not None:  # a mapped file: every slice a pread (see _snapshot)
+            return WindowBuffer(self._guard.buffer(self.base + self.size), self.base, self.size)
         return WindowBuffer(self._raw, self.base, self.size)
 
     def describe(self) -> dict[str, Any]:

@@ -14,15 +14,14 @@ So:
 * larger files are mapped and keep their descriptor; every table up to COPY_LIMIT_BYTES
   (`ElfFile.array`, `string_table`, `read_bytes`) is read with pread after a fresh fstat has
   matched the identity at mapping time: a read cannot fault, and a file cut short or changed
-  is "changed while being read". Archive members up to SMALL_FILE_BYTES are copied out of the
-  mapping right after the same check.
+  is "changed while being read". So are the members of a mapped archive, up to the same size.
 
 The residual window, for mapped files only, is what is still read through the mapping: views
 larger than COPY_LIMIT_BYTES (whole-file views: the GNU hash chain walk, scattered relocation
-sections of a relocatable object), archive members larger than SMALL_FILE_BYTES and the
-copy of smaller ones, an archive's header walk while it is opened, and the small reads of
-`window()` (notes, version tables) made right after its check: a truncation during one of
-those still faults. An in-place rewrite that keeps the size, inode and timestamps (within one
+sections of a relocatable object), archive members larger than COPY_LIMIT_BYTES, an
+archive's header walk while it is opened (and its symbol index), and the ELF header's
+first bytes right after mapping: a truncation during one of those still faults. (`window()`,
+for the version tables and notes, reads each slice with pread too.) An in-place rewrite that keeps the size, inode and timestamps (within one
 mtime tick: a few milliseconds) is not seen; the bytes read are then a mix of both versions,
 which the readers (fuzzed on arbitrary bytes) reject or read as a file like any other.
 """
@@ -37,7 +36,7 @@ from ldscope.errors import InputFormatError
 # Files up to this size are read into memory. The cost is one copy of the whole file where a
 # map touches only the pages read (headers and dynamic tables, a fraction of a library), and
 # memory for the duration of one read (a scan's images keep decoded tables, not the file).
-SMALL_FILE_BYTES = 4 << 20
+SMALL_FILE_BYTES = 1 << 20
 
 # A mapped file's tables up to this size are read with pread; beyond it (a view to the end of
 # a 600 MB file) they stay views of the mapping.
@@ -82,11 +81,38 @@ class FileGuard:
             raise InputFormatError(self.name, CHANGED)
         return data
 
+    def buffer(self, size: int) -> PreadBuffer:
+        """The file's first `size` bytes as a RawBuffer whose every slice is a pread."""
+        return PreadBuffer(self, size)
+
     def close(self) -> None:
         """Release the descriptor (checks then pass: the mapping is being dropped)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+class PreadBuffer:
+    """A RawBuffer over a guarded file: each slice read with pread (for parsers that take a
+    few small slices: version tables, notes), so none can fault."""
+
+    __slots__ = ("_guard", "_size")
+
+    def __init__(self, guard: FileGuard, size: int) -> None:
+        self._guard = guard
+        self._size = size
+
+    def __getitem__(self, key: slice, /) -> bytes:
+        start = 0 if key.start is None else max(key.start, 0)
+        stop = self._size if key.stop is None else min(key.stop, self._size)
+        return self._guard.read(start, stop - start) if start < stop else b""
+
+    def find(self, sub: bytes, start: int = 0, end: int | None = None, /) -> int:
+        pos = self[start:end].find(sub)
+        return pos + max(start, 0) if pos >= 0 else -1
+
+    def __len__(self) -> int:
+        return self._size
 
 
 def read_or_map(fd: int, name: str, st: os.stat_result) -> tuple[bytes | mmap.mmap, FileGuard | None]:
