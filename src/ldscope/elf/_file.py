@@ -75,6 +75,7 @@ class ElfFile:
         self.name = name
         # For a mapped file: checked before every table is handed out (see _snapshot).
         self._guard = guard
+        self._copied_tables: dict[tuple[int, int], StringTable] = {}
         if isinstance(raw, memoryview):
             raw = ViewBuffer(raw)
         self._raw: RawBuffer = raw
@@ -186,8 +187,13 @@ class ElfFile:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
         start = self.base + offset
         if self._guard is not None and size <= COPY_LIMIT_BYTES:
-            # A mapped file: the table read with pread and decoded from that copy (see _snapshot).
-            return StringTable(SpanBuffer(self._guard.read(start, size), start), start, size)
+            # A mapped file: the table read with pread and decoded from that copy (see _snapshot),
+            # once (.dynsym's link and DT_STRTAB are one table).
+            table = self._copied_tables.get((start, size))
+            if table is None:
+                table = StringTable(SpanBuffer(self._guard.read(start, size), start), start, size)
+                self._copied_tables[(start, size)] = table
+            return table
         if self._guard is not None:
             self._guard.check()  # decoded from the mapping: the residual window of _snapshot
         return StringTable(self._raw, start, size)
