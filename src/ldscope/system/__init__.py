@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         process_environment,
         search_path,
     )
-    from ldscope.system._filesystem import MAX_MEMBER_BYTES, OSFileSystem, WheelOverlay
+    from ldscope.system._filesystem import RATIO_EXEMPT_BYTES, OSFileSystem, WheelLimits, WheelOverlay
     from ldscope.system._ldcache import (
         CacheEntry,
         CacheLookupContext,
@@ -102,12 +102,13 @@ _WHERE = {
     "LdCache": "_ldcache",
     "LdSoConf": "_ldconf",
     "MACHINES": "_machines",
-    "MAX_MEMBER_BYTES": "_filesystem",
+    "RATIO_EXEMPT_BYTES": "_filesystem",
     "Machine": "_machines",
     "OSFileSystem": "_filesystem",
     "PackageOwner": "_dpkg",
     "PythonEnvironment": "_python",
     "SIMULATED_LOADER_ENV": "_environment",
+    "WheelLimits": "_filesystem",
     "WheelOverlay": "_filesystem",
     "X86_ISA_BASELINE": "_platform",
     "abi_name": "_machines",
@@ -174,7 +175,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "MACHINES",
-    "MAX_MEMBER_BYTES",
+    "RATIO_EXEMPT_BYTES",
     "SIMULATED_LOADER_ENV",
     "X86_ISA_BASELINE",
     "CacheEntry",
@@ -191,6 +192,7 @@ __all__ = [
     "OSFileSystem",
     "PackageOwner",
     "PythonEnvironment",
+    "WheelLimits",
     "WheelOverlay",
     "abi_name",
     "all_hwcaps_subdirs",
