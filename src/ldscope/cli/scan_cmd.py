@@ -22,19 +22,17 @@ from ldscope.cli.common import (
 )
 
 
-class _Size(click.ParamType):
+class _Size(click.ParamType):  # type: ignore[type-arg]
     """A byte count: 123, 512K, 2G, 2GiB (powers of 1024)."""
 
     name = "size"
-    _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
         match = re.fullmatch(r"\s*(\d+)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(value))
         if match is None or int(match[1]) == 0:
             self.fail(f"{value!r} is not a size (e.g. 512M, 2G, 2GiB)", param, ctx)
-        return int(match[1]) * self._UNITS[match[2].lower()]
+        return int(match[1]) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[match[2].lower()]
 
 
 _SIZE = _Size()

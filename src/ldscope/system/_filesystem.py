@@ -19,6 +19,7 @@ from typing import Any
 from ldscope.elf import ElfFile
 from ldscope.errors import InputFormatError
 
+
 class OSFileSystem:
     """Plain files. Special files (devices, FIFOs, sockets) are never opened."""
 
