@@ -9,6 +9,7 @@ compressing N MiB (one full-flushed block repeated), so a 4 GiB bomb costs milli
 from __future__ import annotations
 
 import bz2
+import functools
 import lzma
 import struct
 import zlib
@@ -58,6 +59,12 @@ def compress(content: bytes, method: int) -> bytes:
 def zero_bomb(name: str, mib: int, prefix: bytes = b"", real_crc: bool = True) -> Member:
     """`prefix` (e.g. a real ELF file) then `mib` MiB of zeros, deflated (ratio ~1030:1), built
     from one repeated full-flush block. `real_crc=False` skips the CRC (~1 s per GiB)."""
+    data, crc, size = _zero_stream(mib, prefix, real_crc)
+    return Member(name.encode(), data, DEFLATED, crc, min(size, 0xFFFFFFFF), 0o755)
+
+
+@functools.lru_cache(maxsize=64)
+def _zero_stream(mib: int, prefix: bytes, real_crc: bool) -> tuple[bytes, int, int]:
     c = zlib.compressobj(9, zlib.DEFLATED, -15)
     head = c.compress(prefix) + c.flush(zlib.Z_FULL_FLUSH) if prefix else b""
     block = c.compress(bytes(MiB)) + c.flush(zlib.Z_FULL_FLUSH)
@@ -67,8 +74,7 @@ def zero_bomb(name: str, mib: int, prefix: bytes = b"", real_crc: bool = True) -
         zeros = bytes(MiB)
         for _ in range(mib):
             crc = zlib.crc32(zeros, crc)
-    size = len(prefix) + mib * MiB
-    return Member(name.encode(), data, DEFLATED, crc, min(size, 0xFFFFFFFF), 0o755)
+    return data, crc, len(prefix) + mib * MiB
 
 
 def lying(m: Member, file_size: int) -> Member:
