@@ -129,6 +129,21 @@ def test_stored_bzip2_and_lzma_members_are_read(tmp_path: Path, elf: bytes, othe
         f"{MOUNT}/pkg/lib{n}.so": True for n in ("good", "s", "b", "l")} | {f"{other_target}/libother.so": True}
 
 
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit"])
+def test_zip_version_too_new_is_an_input_error(tmp_path: Path, elf: bytes, other_target: Path, fmt: str) -> None:
+    """zipfile raises NotImplementedError for a directory entry needing zip version > 6.3
+    (a traceback before, in every format)."""
+    raw = bytearray(build_zip([member("pkg/x.py", b"x = 1\n"), *metadata_members("v", "1.0")]))
+    at = raw.find(b"PK\x01\x02")
+    raw[at + 6: at + 8] = (64).to_bytes(2, "little")  # version needed to extract: 6.4
+    wheel = tmp_path / "v-1.0-py3-none-any.whl"
+    wheel.write_bytes(bytes(raw))
+    proc = subprocess.run([sys.executable, "-m", "ldscope", "scan", "-j", "1", "--format", fmt, str(wheel),
+                           str(other_target)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [f"ldscope: {wheel}: not a valid wheel (zip): zip file version 6.4"]
+
+
 # ------------------------------------------------------------------------- member names
 
 
