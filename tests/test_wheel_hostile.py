@@ -29,6 +29,7 @@ from tests.wheel_support import (
     lying,
     member,
     metadata_members,
+    overlapping_bomb,
     zero_bomb,
 )
 
@@ -199,6 +200,20 @@ def test_overlapping_files_bomb(tmp_path: Path, elf: bytes, other_target: Path) 
                          "'pkg/libk.so.0' (an overlapping-files zip bomb, or a corrupt wheel): not read")
     files = files_by_path(doc)
     assert files[f"{MOUNT}/pkg/libgood.so"]["loads"] is True and files[f"{other_target}/libother.so"]["loads"] is True
+
+
+def test_fifield_overlapping_bomb(tmp_path: Path, elf: bytes) -> None:
+    """The real construction: 50 members, local headers of their own, each one's data running
+    through the next ones' into a shared 1 GiB kernel: refused from the headers, member by member."""
+    wheel = tmp_path / "ovl-1.0-py3-none-linux_x86_64.whl"
+    wheel.write_bytes(overlapping_bomb(50, 1024, elf))
+    rss_kb, cpu, code, err = _cost("--format", "json", str(wheel))
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 50
+    assert all(" overlaps member 'bomb/lib" in line for line in lines[:49])
+    assert lines[0].startswith(f"ldscope: {wheel}: member 'bomb/lib000.so': its data (")
+    assert lines[49].startswith(f"ldscope: {wheel}: member 'bomb/lib049.so': compression ratio ")
+    assert rss_kb < 200_000 and cpu < 20, (rss_kb, cpu)
 
 
 # ------------------------------------------------------------------------- budgets, bombs

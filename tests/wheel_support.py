@@ -110,3 +110,40 @@ def metadata_members(dist: str, version: str) -> list[Member]:
     return [member(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n".encode()),
             member(f"{info}/WHEEL", b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"),
             member(f"{info}/RECORD", b"")]
+
+
+def overlapping_bomb(count: int, kernel_mib: int, prefix: bytes = b"") -> bytes:
+    """An "overlapping files" zip bomb (Fifield, 2019): `count` members, each with a local
+    header of its own, whose deflate data quotes the next member's local header in a stored
+    block and then continues into the next member's data, down to one shared kernel of
+    `prefix` + `kernel_mib` MiB of zeros. Every member decompresses to the whole kernel (and
+    the headers quoted); CRCs are left 0 (a reader pays before it can check them)."""
+    kernel, _, kernel_size = _zero_stream(kernel_mib, prefix, False)
+    names = [f"bomb/lib{i:03d}.so".encode() for i in range(count)]
+    # Built from the last member back: data_i = stored block(LH_{i+1}) + data_{i+1}.
+    locals_: list[bytes] = [b""] * count
+    datas: list[bytes] = [b""] * count
+    sizes = [0] * count
+    data, size = kernel, kernel_size
+    for i in reversed(range(count)):
+        datas[i], sizes[i] = data, size
+        locals_[i] = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, DEFLATED, 0, 0x21, 0, len(data), size,
+                                 len(names[i]), 0) + names[i]
+        quoted = locals_[i]
+        data = struct.pack("<BHH", 0, len(quoted), len(quoted) ^ 0xFFFF) + quoted + data
+        size += len(quoted)
+    out = bytearray()
+    offsets = []
+    for i in range(count):
+        offsets.append(len(out))
+        out += locals_[i]
+        if i + 1 < count:
+            out += struct.pack("<BHH", 0, len(locals_[i + 1]), len(locals_[i + 1]) ^ 0xFFFF)
+    out += kernel
+    central = bytearray()
+    for i in range(count):
+        central += struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 0x0314, 20, 0, DEFLATED, 0, 0x21, 0,
+                               len(datas[i]), sizes[i], len(names[i]), 0, 0, 0, 0,
+                               (0o755 | 0o100000) << 16, offsets[i]) + names[i]
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, count, count, len(central), len(out), 0)
+    return bytes(out + central + end)
