@@ -309,7 +309,7 @@ def test_junit_replaces_what_xml_forbids() -> None:
 
     finding = Finding(f"unreadable:{path}", Severity.ERROR, ProblemKind.UNREADABLE_FILE, problem.message,
                       (problem,), (path,))
-    result = ScanResult((), (), (finding,), (), (f"/t\x02: cannot scan \x1b[2J",), 0)
+    result = ScanResult((), (), (finding,), (), ("/t\x02: cannot scan \x1b[2J",), 0)
     root = ET.fromstring(scan_junit(result))
     names = [c.get("name") for c in root.iter("testcase")]
     assert names == ["/x/lib\\x01\\x0b\\ufffe\\xff\\ud800.so", "/t\\x02: cannot scan \\x1b[2J"]

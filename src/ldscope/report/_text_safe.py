@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from itertools import pairwise
 from typing import Any
 
 _SIMPLE = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
@@ -84,7 +85,7 @@ def message_lines(message: str, untrusted: Iterable[str]) -> list[str]:
         if "\n" not in value:
             continue
         parts = value.split("\n")
-        for before, after in zip(parts, parts[1:]):
+        for before, after in pairwise(parts):
             tail = before[max(before.rfind(c) for c in _WORD_EDGES) + 1:]
             cut = [i for i in (after.find(c) for c in _WORD_EDGES) if i >= 0]
             head = after[: min(cut)] if cut else after
