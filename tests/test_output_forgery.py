@@ -314,3 +314,44 @@ def test_junit_replaces_what_xml_forbids() -> None:
     names = [c.get("name") for c in root.iter("testcase")]
     assert names == ["/x/lib\\x01\\x0b\\ufffe\\xff\\ud800.so", "/t\\x02: cannot scan \\x1b[2J"]
     assert root.get("failures") == "2"
+
+
+def test_every_renderer_in_process_with_hostile_owners(hostile: dict[str, bytes]) -> None:
+    """The renderers called directly, on results whose distribution names and versions (read
+    from METADATA or dpkg's status) are hostile too: nothing a renderer forgets gets out."""
+    import dataclasses
+
+    from ldscope import LoadOptions, simulate_load
+    from ldscope.report import (
+        dumps,
+        load_report_json,
+        render_load_text,
+        render_scan_text,
+        scan_json,
+        scan_junit,
+        scan_sarif,
+    )
+    from ldscope.scan import Owner, OwnerSource, ScanSettings, run_scan
+
+    raw = EVIL.decode("utf-8", "surrogateescape")
+    result = run_scan((os.fsdecode(hostile["dir"]),), ScanSettings(jobs=1))
+    owner = Owner("dist" + raw, "1.0" + raw, OwnerSource.RECORD)
+    result = dataclasses.replace(
+        result,
+        files=tuple(dataclasses.replace(f, owner=owner) for f in result.files),
+        owners=tuple((path, owner) for path, _ in result.owners),
+        findings=tuple(dataclasses.replace(f, advice=(f"reinstall dist{raw}",)) for f in result.findings),
+    )
+    for verbose in (False, True):
+        text = render_scan_text(result, verbose=verbose)
+        assert_unforgeable(text.encode("utf-8", "surrogateescape"), f"scan text verbose={verbose}")
+        assert f"(dist{SHOWN} 1.0{SHOWN})" in text and f"fix: reinstall dist{SHOWN}" in text
+    ET.fromstring(scan_junit(result))
+    for doc in (scan_json(result), scan_sarif(result)):
+        data = dumps(doc).encode("utf-8")
+        assert data.isascii() and not [b for b in data if b < 0x20 and b != 0x0A]
+    report = simulate_load(os.fsdecode(hostile["lib"]), LoadOptions())
+    for verbose in (False, True):
+        text = render_load_text(report, verbose=verbose)
+        assert_unforgeable(text.encode("utf-8", "surrogateescape"), f"load text verbose={verbose}")
+    assert dumps(load_report_json(report)).isascii()
