@@ -135,17 +135,18 @@ def write_output(text: str, output: str | None) -> None:
 
 
 def diagnose(file: str, message: str) -> None:
-    """One-line diagnostic on stderr: `ldscope: FILE: message` (file name escaped)."""
-    from ldscope.report import safe, safe_lines
+    """One-line diagnostic on stderr: `ldscope: FILE: message`, the file name and the message
+    (which embeds names) escaped as every text report is: one line, whatever they hold."""
+    from ldscope.report import safe
 
-    click.echo(f"ldscope: {safe(file)}: {safe_lines(message)}", err=True)
+    click.echo(f"ldscope: {safe(file)}: {safe(message)}", err=True)
 
 
 def note(message: str) -> None:
-    """An informational line on stderr."""
-    from ldscope.report import safe_lines
+    """An informational line on stderr (escaped: one line)."""
+    from ldscope.report import safe
 
-    click.echo(f"ldscope: {safe_lines(message)}", err=True)
+    click.echo(f"ldscope: {safe(message)}", err=True)
 
 
 def check_env_assignments(env: tuple[str, ...]) -> None:

@@ -116,12 +116,17 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     except DriverRefusedError as exc:
         # The command fails before any linker runs: a prediction (exit 1), not a usage error.
         if not is_quiet():
-            click.echo(f"ldscope link: the driver refuses the command — the link FAILS\n  | {exc}")
+            from ldscope.report import message_lines  # the driver's words embed the command's names
+
+            said = "\n".join(f"  | {m}" for m in message_lines(str(exc), [w for w in command if "\n" in w]))
+            click.echo(f"ldscope link: the driver refuses the command — the link FAILS\n{said}")
         raise SystemExit(EXIT_FINDINGS) from None
     except CompilesFirstError as exc:
         diagnose("link", str(exc))
         if exc.link_step:
-            click.echo("ldscope: the driver's link step: " + " ".join(exc.link_step), err=True)
+            from ldscope.report import safe
+
+            click.echo("ldscope: the driver's link step: " + " ".join(map(safe, exc.link_step)), err=True)
         raise SystemExit(EXIT_INPUT_ERROR) from None
     except CommandLineError as exc:
         diagnose("link", str(exc))
@@ -168,7 +173,7 @@ def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None
     tools): one prediction per link, and each fix tried on the other links too. Exits."""
     from ldscope.analysis import build_report, check_fixes_across
     from ldscope.linker.frontend import CommandLineError, resolve_link_line
-    from ldscope.report import dumps, render_link_text
+    from ldscope.report import dumps, render_link_text, safe
 
     lines: list[Any] = []
     reports: list[Any] = []
@@ -199,12 +204,12 @@ def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None
         parts = []
         for k, report in enumerate(reports):
             target = next((report.original[i + 1] for i, w in enumerate(report.original[:-1]) if w == "-o"), "?")
-            parts.append(f"== link {k + 1} of {len(reports)} in the log: {os.path.basename(target)}\n"
+            parts.append(f"== link {k + 1} of {len(reports)} in the log: {safe(os.path.basename(target))}\n"
                          + render_link_text(report, verbose=verbose, ablate=ablate))
         for c in checks:
             effect = ("still links" if c.links_after else "FAILS with it") if c.links_before else (
                 "links with it" if c.links_after else "still fails")
-            parts.append(f"{'fix of link ' + str(c.fix_of + 1)} ({c.fix_id}, adds {' '.join(c.added)}) on link "
+            parts.append(f"{'fix of link ' + str(c.fix_of + 1)} ({c.fix_id}, adds {' '.join(map(safe, c.added))}) on link "
                          f"{c.on + 1}: {effect}\n")
         write_output("\n".join(parts), output)
     raise SystemExit(EXIT_CLEAN if reports and all(r.links for r in reports) else EXIT_FINDINGS)
