@@ -383,7 +383,13 @@ def test_malformed_caches_raise_input_format_error() -> None:
     _bad(bytes(huge))
     past = bytearray(good)
     past[52:56] = struct.pack("<I", 0x7FFFFFFF)  # key offset of entry 0
-    _bad(bytes(past))
+    # ld.so checks string indices only as a lookup uses them (_dl_cache_verify_ptr): the cache
+    # is still used, the lookup that meets the bogus key finds nothing, the full listing fails.
+    bogus = parse_ld_cache(bytes(past), "bogus-key")
+    assert bogus.lookup("liba.so.1", CacheLookupContext.for_machine("x86_64", 2)) == []
+    assert bogus.find("liba.so.1") == []
+    with pytest.raises(InputFormatError):
+        bogus.ldconfig_lines()
     invalid = bytearray(good)
     invalid[28] = 1
     _bad(bytes(invalid))
@@ -395,7 +401,11 @@ def test_malformed_caches_raise_input_format_error() -> None:
         _bad(bytes(broken))
     old = b"ld.so-1.7.0\0" + struct.pack("<I", 0x40000000) + b"\0" * 64
     _bad(old)
-    _bad(b"ld.so-1.7.0\0" + struct.pack("<I", 1) + struct.pack("<iII", 1, 500, 0) + b"x\0")
+    bogus_old = parse_ld_cache(b"ld.so-1.7.0\0" + struct.pack("<I", 1)
+                               + struct.pack("<iII", 1, 500, 0) + b"x\0", "bogus-old")
+    assert bogus_old.find("x") == []
+    with pytest.raises(InputFormatError):
+        bogus_old.ldconfig_lines()
 
 
 def test_random_corruption_only_raises_input_format_error() -> None:
