@@ -501,8 +501,10 @@ def load_ld_cache(path: str = "/etc/ld.so.cache") -> LdCache:
     # file and only checks that the header fits and that nlibs entries fit in the file's size.
     # The work here is bounded the same way: by the bytes really in the file.
     try:
-        with open(path, "rb", buffering=0) as handle:
-            info = os.fstat(handle.fileno())
+        # O_NONBLOCK: a FIFO in a root's /etc must not hang the open.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise InputFormatError(path, "cannot read cache: not a regular file")
             data = handle.read(info.st_size)
