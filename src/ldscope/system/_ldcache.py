@@ -233,8 +233,18 @@ class _Table:
     Decoding every entry up front would cost ~600 MB and 8 s of CPU for a 1M-entry cache.
     """
 
-    __slots__ = ("data", "name", "order", "start", "count", "wide", "string_base",
-                 "hwcaps_names", "_strings", "_all")
+    __slots__ = (
+        "_all",
+        "_strings",
+        "count",
+        "data",
+        "hwcaps_names",
+        "name",
+        "order",
+        "start",
+        "string_base",
+        "wide",
+    )
 
     def __init__(self, data: bytes, name: str, order: str, start: int, count: int, wide: bool,
                  string_base: int, hwcaps_names: tuple[str, ...]) -> None:

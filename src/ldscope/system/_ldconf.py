@@ -160,10 +160,13 @@ def _bracket(comp: bytes, start: int) -> tuple[frozenset[int], int] | None:
     return None
 
 
+_ANY = frozenset(range(256)) - {0x2F}  # `?`: any byte a name can hold
+
+
 class _Segment:
     """A run of single-byte tests between two `*`: fixed width, so matching cannot backtrack."""
 
-    __slots__ = ("width", "regex")
+    __slots__ = ("regex", "width")
 
     def __init__(self, units: list[frozenset[int] | int]) -> None:
         self.width = len(units)
@@ -171,7 +174,7 @@ class _Segment:
         for unit in units:
             if isinstance(unit, int):
                 parts.append(re.escape(bytes([unit])))
-            elif len(unit) == 256 - 1:  # `?`: anything but '/'
+            elif unit == _ANY:
                 parts.append(b"[^/]")
             elif unit:
                 parts.append(b"[" + b"".join(b"\\x%02x" % b for b in sorted(unit)) + b"]")
@@ -185,7 +188,7 @@ class _Matcher:
     first.  With fixed-width segments that is exact, and the cost is linear in the name (times
     a segment's width) however many stars the pattern has."""
 
-    __slots__ = ("segments", "starred", "dot_ok", "width")
+    __slots__ = ("dot_ok", "segments", "starred", "width")
 
     def __init__(self, segments: list[_Segment], starred: bool, dot_ok: bool) -> None:
         self.segments = segments
@@ -218,11 +221,15 @@ class _Matcher:
 
 def _compile_component(comp: bytes) -> _Matcher | bytes | None:
     """A component as glob(3) reads it: its literal name (bytes) if it has no magic, else a
-    matcher, or None if it can match no name at all (longer than NAME_MAX)."""
+    matcher, or None if it can match no name at all (longer than NAME_MAX: parsing stops
+    there, so a 40 KB component costs no more than a 256-byte one)."""
     runs: list[list[frozenset[int] | int]] = [[]]
     magic = False
+    width = 0  # single-byte tests so far: beyond NAME_MAX nothing can match, stop parsing
     i = 0
     while i < len(comp):
+        if width > NAME_MAX:
+            return None
         c = comp[i]
         if c == 0x2A:  # *
             magic = True
@@ -232,7 +239,8 @@ def _compile_component(comp: bytes) -> _Matcher | bytes | None:
             continue
         if c == 0x3F:  # ?
             magic = True
-            runs[-1].append(frozenset(range(256)) - {0x2F})
+            runs[-1].append(_ANY)
+            width += 1
             i += 1
             continue
         if c == 0x5B:  # [
@@ -240,17 +248,19 @@ def _compile_component(comp: bytes) -> _Matcher | bytes | None:
             if parsed is not None:
                 magic = True
                 runs[-1].append(parsed[0])
+                width += 1
                 i = parsed[1]
                 continue
         if c == 0x5C and i + 1 < len(comp):  # backslash: the next byte as itself
             i += 1
             c = comp[i]
         runs[-1].append(c)
+        width += 1
         i += 1
+    if width > NAME_MAX:
+        return None
     if not magic:
         return bytes(u for u in runs[0] if isinstance(u, int))
-    if sum(len(r) for r in runs) > NAME_MAX:
-        return None
     starred = len(runs) > 1
     head = runs[0]
     dot_ok = bool(head) and head[0] == 0x2E
@@ -260,7 +270,7 @@ def _compile_component(comp: bytes) -> _Matcher | bytes | None:
 class _Frame:
     """One configuration file being read: its lines and where the reader is in them."""
 
-    __slots__ = ("path", "key", "lines", "next")
+    __slots__ = ("key", "lines", "next", "path")
 
     def __init__(self, path: str, key: str, lines: list[str]) -> None:
         self.path = path
