@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ldscope.scan._discover import Discovery, named_like_library, walk_tree
+from ldscope.scan._discover import Discovery, walk_tree
 from ldscope.system._ldcache import CacheLookupContext, _libcmp, load_ld_cache
 from ldscope.system._ldconf import read_ld_so_conf
 from ldscope.system._pyimports import ImportGraph
