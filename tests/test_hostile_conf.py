@@ -425,3 +425,16 @@ def test_fuzzed_conf_trees(tmp_path_factory: pytest.TempPathFactory, files: dict
     real = _ldconfig_dirs(root)
     if real is not None:
         assert list(conf.directories) == real, files
+
+
+def test_malformed_extension_does_not_make_the_cache_ignored(chroot_root: Path) -> None:
+    """cache_extension_load failing only disables glibc-hwcaps entries in ld.so."""
+    data = bytearray(_new_cache([("libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6"),
+                                 ("libhostile.so.1", "/opt/lib/libhostile.so.1")]))
+    data[32:36] = struct.pack("<I", 2)  # a misaligned extension directory offset
+    (chroot_root / "etc/ld.so.cache").write_bytes(bytes(data))
+    ours = _ldscope_load(chroot_root)
+    assert ours.returncode == 0 and "cache ignored" not in ours.stdout, ours.stdout
+    if os.geteuid() == 0:
+        real = _real_load(chroot_root)
+        assert real.returncode == 0 and real.stdout == "loaded 42\n", real.stderr

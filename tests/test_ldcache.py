@@ -375,7 +375,13 @@ def test_malformed_caches_raise_input_format_error() -> None:
     good = build_new([(X86, "liba.so.1", "/l/liba.so.1", EXT | 0)], ["x86-64-v2"])
     parse_ld_cache(good, "good")
     for cut in range(len(good)):
-        _bad(good[:cut])
+        # Cut inside the header or table: ld.so ignores the file.  Cut later: ld.so uses it
+        # (it checks only that nlibs entries fit), `ldconfig -p` refuses it.
+        if cut < 48 + 24:
+            _bad(good[:cut])
+        else:
+            with pytest.raises(InputFormatError):
+                parse_ld_cache(good[:cut], "cut").ldconfig_lines()
     _bad(b"not a cache at all, not at all")
     _bad(b"")
     huge = bytearray(good)
@@ -398,7 +404,15 @@ def test_malformed_caches_raise_input_format_error() -> None:
                          (ext_off + 4, 0x10000000), (ext_off + 16, 0xFFFFFF00)):
         broken = bytearray(good)
         broken[where:where + 4] = struct.pack("<I", value)
-        _bad(bytes(broken))
+        # cache_extension_load fails: ld.so still uses the cache, with no glibc-hwcaps entry
+        # usable (liba's only entry is one); `ldconfig -p` refuses the file.
+        cache = parse_ld_cache(bytes(broken), "bad-extension")
+        assert cache.hwcaps_names == () and cache.problems
+        assert cache.lookup("liba.so.1", CacheLookupContext.for_machine("x86_64", 2, None,
+                                                                         hwcaps_prepend=["x86-64-v2"])) == []
+        assert [e.path for e in cache.find("liba.so.1")] == ["/l/liba.so.1"]
+        with pytest.raises(InputFormatError):
+            cache.ldconfig_lines()
     old = b"ld.so-1.7.0\0" + struct.pack("<I", 0x40000000) + b"\0" * 64
     _bad(old)
     bogus_old = parse_ld_cache(b"ld.so-1.7.0\0" + struct.pack("<I", 1)

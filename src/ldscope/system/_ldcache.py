@@ -322,6 +322,9 @@ class LdCache:
     hwcaps_names: tuple[str, ...] = ()  # the glibc-hwcaps extension's names, in section order
     byteorder: str = "little"
     name: str = ""
+    # What ld.so reads past without ignoring the cache (a malformed extension directory: no
+    # glibc-hwcaps entry is then usable); `ldconfig -p` refuses such a file.
+    problems: tuple[str, ...] = ()
 
     @property
     def entries(self) -> tuple[CacheEntry, ...]:
@@ -346,7 +349,10 @@ class LdCache:
         return found
 
     def ldconfig_lines(self) -> list[str]:
-        """The listing `ldconfig -p` prints for this cache, line by line."""
+        """The listing `ldconfig -p` prints for this cache, line by line (InputFormatError where
+        ldconfig -p fails: a bad string index, malformed extension data)."""
+        if self.problems:
+            raise InputFormatError(self.name, self.problems[0])
         entries = self.entries
         lines = [f"{len(entries)} libs found in cache `{self.name}'"]
         lines.extend("\t" + entry.describe() for entry in entries)
@@ -595,15 +601,26 @@ class _Parser:
         # The one structural check ld.so makes: nlibs entries fit in the file (no count limit).
         if nlibs > room:
             raise self.fail(f"entry count {nlibs} does not fit in the file", base + 20)
-        hwcaps_names, generator = self.extensions(order, ext_offset)
+        hwcaps_names, generator, problem = self.extensions(order, ext_offset)
         table = _Table(data, self.name, order, base + 48, nlibs, True, base, hwcaps_names)
-        return LdCache(table, fmt, generator, hwcaps_names, _ORDER_NAMES[order], self.name)
+        return LdCache(table, fmt, generator, hwcaps_names, _ORDER_NAMES[order], self.name,
+                       (problem,) if problem else ())
 
-    def extensions(self, order: str, offset: int) -> tuple[tuple[str, ...], str | None]:
-        """cache_extension_load: (glibc-hwcaps names, generator string)."""
+    def extensions(self, order: str, offset: int) -> tuple[tuple[str, ...], str | None, str | None]:
+        """cache_extension_load: (glibc-hwcaps names, generator string, what was wrong).
+
+        A malformed extension directory does not make ld.so ignore the cache: it loads
+        without the extensions, so no glibc-hwcaps entry is usable (priority 0).
+        """
+        try:
+            return self._extensions(order, offset)
+        except InputFormatError as exc:
+            return (), None, exc.reason
+
+    def _extensions(self, order: str, offset: int) -> tuple[tuple[str, ...], str | None, str | None]:
         data = self.data
         if offset == 0:
-            return (), None
+            return (), None, None
         if offset % 4 or offset + 8 > len(data):
             raise self.fail(f"malformed extension directory offset {offset:#x}", offset)
         magic, count = struct.unpack_from(order + "II", data, offset)
@@ -625,12 +642,18 @@ class _Parser:
             gen_off, gen_size = sections[TAG_GENERATOR]
             generator = data[gen_off:gen_off + gen_size].decode("utf-8", "replace")
         names: list[str] = []
+        problem = None
         hw_off, hw_size = sections.get(TAG_GLIBC_HWCAPS, (0, 0))
         if hw_size and hw_off % 4 == 0 and hw_size % 4 == 0:  # cache_extension_verify
             for i, (index,) in enumerate(struct.iter_unpack(order + "I",
                                                             data[hw_off:hw_off + hw_size])):
-                names.append(self.string(index, hw_off + 4 * i))
-        return tuple(names), generator
+                try:
+                    names.append(self.string(index, hw_off + 4 * i))
+                except InputFormatError as exc:
+                    # ld.so gives a name it cannot read priority 0: "" is never an active one.
+                    names.append("")
+                    problem = problem or f"glibc-hwcaps name {i}: {exc.reason}"
+        return tuple(names), generator, problem
 
 
 _ORDER_NAMES = {"<": "little", ">": "big"}
