@@ -33,8 +33,11 @@ from dataclasses import dataclass
 
 MAX_CONF_SIZE = 1 << 20  # bytes read from one configuration file
 MAX_TOTAL_SIZE = 16 << 20  # bytes read from all of them
-MAX_FILES = 1000  # files opened in total (diamond-shaped includes could otherwise explode)
-MAX_DEPTH = 1000  # include nesting; ldconfig stops near here when it runs out of descriptors
+# ldconfig keeps every nesting level open: its depth limit is RLIMIT_NOFILE (1024 by default,
+# often far more), after which it warns and goes on.  Memory here is bounded by MAX_TOTAL_SIZE
+# whatever the depth, so these are generous.
+MAX_FILES = 100_000  # files opened, re-reads included
+MAX_DEPTH = 100_000  # include nesting
 MAX_MATCHES = 10_000  # paths one include pattern may match (or keep as candidates)
 MAX_SYMLINKS = 40  # like glibc's __eloop_threshold
 NAME_MAX = 255  # longest directory entry name: a longer glob component matches nothing
