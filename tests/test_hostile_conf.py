@@ -445,3 +445,20 @@ def test_malformed_extension_does_not_make_the_cache_ignored(chroot_root: Path) 
     if os.geteuid() == 0:
         real = _real_load(chroot_root)
         assert real.returncode == 0 and real.stdout == "loaded 42\n", real.stderr
+
+
+def test_sparse_cache_is_refused_without_reading_it(tmp_path: Path) -> None:
+    """A 10 GiB cache with 4 KiB on disk: one line, and memory bounded by what is on disk."""
+    path = tmp_path / "ld.so.cache"
+    with open(path, "wb") as handle:
+        handle.write(b"glibc-ld.so.cache1.1")
+        handle.truncate(10 << 30)
+    code = ("from ldscope.errors import InputFormatError\n"
+            "from ldscope.system._ldcache import load_ld_cache\n"
+            "try:\n"
+            f"    load_ld_cache({str(path)!r})\n"
+            "except InputFormatError as exc:\n"
+            "    print(exc.reason)\n")
+    run = _run_bounded(code, cpu_seconds=20, memory=1 << 30)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("sparse cache file: 10737418240 bytes claimed")

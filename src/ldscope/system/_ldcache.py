@@ -10,6 +10,11 @@ the start of the table's header, extension offsets and glibc-hwcaps name offsets
 to the start of the file.  (glibc 2.36's `ldconfig -c compat` writes hwcaps name offsets
 relative to the new header, so in such files ld.so and `ldconfig -p` read the wrong names;
 so does this reader, on purpose.)
+
+Any size is read, as ld.so reads it (elf/dl-cache.c): no entry-count or size limit, only
+its structural checks (the header fits, nlibs entries fit in the file); string indices are
+checked where a lookup uses them, so a bad one spoils that lookup, not the cache.  Entries are
+decoded only where the bisection looks, so a 1M-entry cache costs a lookup O(log n).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ldscope.system._machines import abi_name
 
 MAGIC_OLD = b"ld.so-1.7.0"
 MAGIC_NEW = b"glibc-ld.so.cache1.1"
+_SPARSE_FLOOR = 64 << 20  # below this a cache is read whatever its blocks say
 MAX_STRING = 4096  # PATH_MAX: longer names could not be opened anyway
 
 FLAG_TYPE_MASK = 0x00FF
@@ -523,6 +529,11 @@ def load_ld_cache(path: str = "/etc/ld.so.cache") -> LdCache:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise InputFormatError(path, "cannot read cache: not a regular file")
+            on_disk = info.st_blocks * 512
+            if info.st_size > _SPARSE_FLOOR and on_disk * 16 < info.st_size:
+                # Memory is bounded by what is really on disk: ldconfig never writes holes.
+                raise InputFormatError(path, f"sparse cache file: {info.st_size} bytes claimed, "
+                                       f"{on_disk} on disk")
             data = handle.read(info.st_size)
     except OSError as exc:
         raise InputFormatError(path, f"cannot read cache: {exc.strerror or exc}") from None
