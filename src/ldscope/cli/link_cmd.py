@@ -99,17 +99,17 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
 
     if bool(command) == bool(from_log):
         raise click.UsageError("give either a command after `--` or --from-log FILE")
+    if no_exec:
+        clash = [name for name, given in (("--confirm", confirm), ("--compile", compile_first),
+                                          ("--trust-log", trust_log), ("--driver", driver)) if given]
+        if clash:
+            raise click.UsageError(f"--no-exec runs nothing; {clash[0]} would run a program")
     if compile_first and from_log and not trust_log:
         # Never run a program named by a log: it is not the user's own command line.
         raise click.UsageError("--compile runs the compiler of a command you give, not one from a log "
                                "(unless --trust-log)")
     if trust_log and not from_log:
         raise click.UsageError("--trust-log applies to --from-log: a command you give is always your own")
-    if no_exec:
-        clash = [name for name, given in (("--confirm", confirm), ("--compile", compile_first),
-                                          ("--trust-log", trust_log), ("--driver", driver)) if given]
-        if clash:
-            raise click.UsageError(f"--no-exec runs nothing; {clash[0]} would run a program")
     from ldscope.system import Execution, RunPolicy
 
     named = os.path.abspath(driver) if driver is not None and os.sep in driver else driver
