@@ -254,6 +254,14 @@ def test_no_driver_still_asks_ld_verbose(bench: Bench) -> None:
     assert bench.ran() == ["PATH-ld -m elf_x86_64 --verbose"]  # the documented defaults' `ld -m elf_x86_64`
 
 
+@needs_gcc
+def test_a_linker_line_given_asks_its_own_ld_for_search_directories(bench: Bench) -> None:
+    mine = _script(bench.root / "mine" / "ld.bfd", bench.record, "MINE-ld.bfd", _LD_BODY)
+    result = bench.link("--", str(mine), "-o", "app", "main.o", "-lc", cwd=bench.build)
+    assert result.returncode in (0, 1), result.stderr
+    assert bench.ran() == ["MINE-ld.bfd --verbose"]
+
+
 # -- rustc -------------------------------------------------------------------------------------
 
 def _rust_log(bench: Bench) -> str:
@@ -270,6 +278,14 @@ def test_a_rustc_log_asks_the_user_s_rustc_for_its_sysroot(bench: Bench) -> None
     assert result.returncode in (0, 1, 2), result.stderr
     assert "PATH-rustc --print sysroot" in bench.ran()
     assert _evil(bench.ran()) == []
+
+
+@needs_gcc
+def test_without_rustc_on_path_the_one_in_cargo_bin_is_asked(bench: Bench) -> None:
+    (bench.stubs / "rustc").unlink()
+    _script(bench.root / "home" / ".cargo" / "bin" / "rustc", bench.record, "CARGO-rustc", 'echo /nonexistent')
+    bench.link("--from-log", _rust_log(bench))
+    assert "CARGO-rustc --print sysroot" in bench.ran() and _evil(bench.ran()) == []
 
 
 # -- --no-exec ---------------------------------------------------------------------------------
@@ -314,10 +330,12 @@ def _execs(strace_out: Path) -> list[str]:
 needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="strace is needed")
 
 
-def _strace(bench: Bench, args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def _strace(bench: Bench, args: list[str], cwd: Path, extra: dict[str, str] | None = None
+            ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     out = bench.root / "strace.txt"
-    proc = subprocess.run([shutil.which("strace") or "strace", "-f", "-e", "trace=execve", "-qq", "-o", str(out), sys.executable, "-m",
-                           "ldscope", *args], capture_output=True, text=True, cwd=cwd, env=bench.env(), timeout=300)
+    proc = subprocess.run([shutil.which("strace") or "strace", "-f", "-e", "trace=execve", "-qq", "-o", str(out),
+                           sys.executable, "-m", "ldscope", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**bench.env(), **(extra or {})}, timeout=300)
     if "ptrace" in proc.stderr and "Operation not permitted" in proc.stderr:
         pytest.skip("strace cannot trace here")
     # The first execve is strace starting python; cli.main() may re-execute the same
@@ -336,6 +354,12 @@ def test_no_exec_executes_nothing_under_strace(bench: Bench) -> None:
     proc, others = _strace(bench, ["link", "--no-exec", "--", "gcc", "main.o", "-o", "app"], bench.build)
     assert proc.returncode in (0, 1), proc.stderr
     assert others == []
+    # Started with LD_LIBRARY_PATH set, ldscope re-executes itself (the same interpreter): that
+    # exec, and nothing else.
+    proc, others = _strace(bench, ["link", "--no-exec", "--", "gcc", "main.o", "-o", "app"], bench.build,
+                           {"LD_LIBRARY_PATH": str(bench.root), "LD_PRELOAD": ""})
+    assert proc.returncode in (0, 1), proc.stderr
+    assert others == [] and _execs(bench.root / "strace.txt").count(sys.executable) == 2
     # The control: without --no-exec strace does see the driver and ld run.
     proc, others = _strace(bench, ["link", "--", "gcc", "main.o", "-o", "app"], bench.build)
     assert str(bench.stubs / "gcc") in others and str(bench.stubs / "ld") in others
@@ -353,3 +377,24 @@ def test_scan_load_symbols_and_info_execute_nothing(bench: Bench) -> None:
         assert proc.returncode in (0, 1, 2) and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert others == [], (args, others)
         assert bench.ran() == []
+
+
+def test_link_help_names_what_runs_and_how_to_forbid_it() -> None:
+    from click.testing import CliRunner
+
+    from ldscope.cli import cli
+
+    text = " ".join(CliRunner().invoke(cli, ["link", "--help"], terminal_width=200).output.split())
+    for option in ("--no-exec", "--trust-log", "--driver PATH", "--no-driver", "--confirm", "--compile"):
+        assert option in text
+    assert "ldscope link --no-exec --from-log ci.log" in text
+    assert "a program path it names is never run" in text
+
+
+def test_readme_section_lists_every_program_ldscope_runs() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## What ldscope runs", 1)[1].split("\n## ", 1)[0]
+    for claim in ("`DRIVER -### ARGS`", "-print-prog-name=ld", "`ld --verbose`", "`rustc --print sysroot`",
+                  "`link --confirm` only", "`link --compile` only", "**`--no-exec`**", "`--trust-log`",
+                  "`--driver PATH`", "relative PATH entries"):
+        assert claim in section, claim
