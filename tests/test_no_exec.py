@@ -191,6 +191,32 @@ def test_the_log_s_driver_not_on_path_gives_the_documented_defaults(bench: Bench
     assert "fallback defaults: Debian 12 gcc" in result.stdout
 
 
+@needs_gcc
+def test_the_api_treats_a_line_from_a_log_as_untrusted_by_default(bench: Bench) -> None:
+    """`resolve_link_line(..., source="log")` without a policy: the log's paths are not run."""
+    from ldscope.linker.frontend import find_link_in_log, resolve_link_line
+
+    env = bench.env()
+    found = find_link_in_log(f"{bench.evil}/gcc main.o -o app\n", str(bench.build), env=env)
+    bench.record.write_text("")
+    line = resolve_link_line(list(found.argv), cwd=found.cwd, env=env, source="log")
+    assert _evil(bench.ran()) == [] and any(x.startswith("PATH-gcc -### main.o") for x in bench.ran())
+    assert line.source == "log" and line.program_for("bfd") == str(bench.stubs / "ld")
+
+
+@needs_gcc
+def test_a_fuse_ld_path_is_not_asked_of_the_driver(bench: Bench) -> None:
+    """clang's `-fuse-ld=PATH` in a log: the driver is not asked `-print-prog-name=ld.PATH`
+    (gcc echoes an unknown name back; resolved in the log's directory it would name a file the
+    log's author put there), and nothing planted there runs."""
+    planted = _script(bench.build / "ld..." / "evil" / "ld", bench.record, "EVIL-planted-ld", _LD_BODY)
+    assert planted.exists()
+    log = bench.log("gcc -fuse-ld=../evil/ld main.o -o app\n")
+    result = bench.link("--from-log", log)
+    assert result.returncode in (0, 1, 2), result.stderr
+    assert _evil(bench.ran()) == [] and not any("-print-prog-name" in x for x in bench.ran())
+
+
 # -- --confirm and --compile with a log -------------------------------------------------------
 
 @needs_gcc

@@ -264,8 +264,10 @@ def resolve_link_line(
 
     A driver command that compiles sources raises CompilesFirstError, unless `compile_into`
     names a directory: then the user's compiler makes the objects there first (`--compile`).
-    `policy` (default: the command is the user's own) says which programs may be asked."""
-    policy = policy if policy is not None else RunPolicy()
+    `policy` says which programs may be asked (default: the command's own, or for
+    `source="log"` its programs by name on PATH only: a log is untrusted input)."""
+    if policy is None:
+        policy = RunPolicy(Execution.BY_NAME) if source == "log" else RunPolicy()
     if not argv:
         raise CommandLineError("empty command line")
     where = os.path.abspath(cwd or os.getcwd())
@@ -351,11 +353,13 @@ def _has_link_input(words: list[str]) -> bool:
 def _collect2_linker(words: list[str], fuse: str | None, cwd: str, env: Mapping[str, str]) -> str | None:
     """The program collect2 runs for this driver: `DRIVER -print-prog-name=ld` (or ld.bfd,
     ld.gold, ... with -fuse-ld), a query like -###; a bare name is looked up on PATH."""
+    if fuse not in (None, *LINKERS):
+        return None  # -fuse-ld=PATH (clang) names a program of the line, not one to ask the driver for
     name = "ld" if fuse in (None, "bfd") and not any(w == "-fuse-ld=bfd" for w in words) else f"ld.{fuse}"
     answer = driver_query(words[0], f"-print-prog-name={name}", cwd, env)
-    if not answer:
+    if not answer or (os.sep in answer and not os.path.isabs(answer)):
         return None
-    return find_program(answer, env, cwd)  # the asked driver's answer: a path it runs, or a name on PATH
+    return find_program(answer, env)  # the asked driver's answer: a path it runs, or a name on PATH
 
 
 def _link_step(words: list[str], plan: DriverPlan, cwd: str, env: Mapping[str, str]) -> tuple[str, ...]:
