@@ -6,7 +6,7 @@ import dataclasses
 import os
 import sys
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from ldscope.cli.common import (
     output_options,
     write_output,
 )
+
+if TYPE_CHECKING:
+    from ldscope.system import RunPolicy
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -204,7 +207,7 @@ def _refuse_if_inputs_absent(reports: list[Any]) -> None:
 
 def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None, no_driver: bool, fix: bool,
                 search: bool, why: tuple[str, ...], output_format: str, output: str | None, verbose: bool,
-                ablate: bool, policy: Any, scratch: str | None) -> None:
+                ablate: bool, policy: RunPolicy, scratch: str | None) -> None:
     """A log with several link steps (`cargo test --no-run`, a make of a library and its
     tools): one prediction per link, and each fix tried on the other links too. Exits."""
     from ldscope.analysis import build_report, check_fixes_across

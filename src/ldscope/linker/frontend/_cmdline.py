@@ -321,6 +321,8 @@ def resolve_link_line(
             notes.extend(fallback_notes)
     else:
         ld_argv = words
+        if policy.driver is not None:
+            notes.append(f"--driver {policy.driver} not used: the line is a linker command, not a driver's")
         linker_path = (program_to_run(program, variables, where, policy.execution)
                        if os.path.basename(program) != "collect2" else None)
     name = linker or _fuse_ld(ld_argv) or _fuse_ld(words) or linker_from_program(ld_argv[0], variables) or "bfd"
