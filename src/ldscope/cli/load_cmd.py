@@ -13,6 +13,8 @@ from ldscope.cli.common import (
     check_env_assignments,
     diagnose,
     output_options,
+    refuse_special_files,
+    require_directory,
     write_output,
 )
 from ldscope.errors import InputFormatError
@@ -61,6 +63,10 @@ def load(
     from ldscope.report import dumps, load_report_json, render_load_text
 
     check_env_assignments(env)
+    require_directory(root, "--root")
+    refuse_special_files([python], "--python")
+    refuse_special_files(preload, "--preload", root)
+    refuse_special_files(loaded, "--loaded", root)
     options = LoadOptions(
         python=python, host=HostKind(host) if host else None, preload=preload, loaded=loaded, env=env, clear_env=clear_env,
         root=root, also_search=also_search, now=now, bindings=verbose,

@@ -17,6 +17,8 @@ from ldscope.cli.common import (
     diagnose,
     is_quiet,
     output_options,
+    refuse_special_files,
+    require_directory,
     write_output,
 )
 
@@ -86,6 +88,11 @@ def scan(
     from ldscope.scan import ScanSettings, run_scan
 
     check_env_assignments(env)
+    require_directory(root, "--root")
+    require_directory(with_env, "--with-env")
+    refuse_special_files([python], "--python")
+    refuse_special_files(preload, "--preload", root)
+    refuse_special_files(loaded, "--loaded", root)
     settings = ScanSettings(
         python=python, preload=preload, loaded=loaded, env=env, clear_env=clear_env, root=root,
         also_search=also_search, jobs=jobs if jobs > 0 else (os.cpu_count() or 1),

@@ -20,6 +20,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ldscope.elf import open_regular
 from ldscope.errors import InputFormatError
 from ldscope.system import _platform as _plat
 from ldscope.system._machines import abi_name
@@ -387,7 +388,7 @@ def _hwcaps_priorities(cache_names: Sequence[str], active: Sequence[str]) -> lis
 def load_ld_cache(path: str = "/etc/ld.so.cache") -> LdCache:
     """Read and parse an ld.so.cache file (bounded to MAX_CACHE_SIZE bytes)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > MAX_CACHE_SIZE:
                 raise InputFormatError(path, f"cache file too large ({size} bytes)")

@@ -20,6 +20,8 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ldscope.elf import read_regular
+
 MAX_CONF_SIZE = 1 << 20  # bytes read from one configuration file
 MAX_FILES = 1000  # files read in total (diamond-shaped includes could otherwise explode)
 MAX_DEPTH = 32  # include nesting (ldconfig has no limit and would recurse until it crashes)
@@ -120,8 +122,7 @@ class _Reader:
         try:
             if real is None:
                 raise FileNotFoundError(path)
-            with open(real, "rb") as handle:
-                raw = handle.read(MAX_CONF_SIZE + 1)
+            raw = read_regular(real, MAX_CONF_SIZE + 1)
         except OSError as exc:
             if top or not isinstance(exc, FileNotFoundError):
                 reason = exc.strerror or type(exc).__name__
