@@ -240,23 +240,24 @@ class _Resolver:
         if name.startswith("/") and in_root:
             cand = (self.options.sysroot or "") + name
             tried.append(cand)
-            if os.path.isfile(cand):
+            if _searchable(cand):
                 return cand, tried
         tried.append(name)
-        if os.path.isfile(self.abs(name)):
+        if _searchable(self.abs(name)):
             return name, tried
         if "/" not in name:
             for d in self.search_dirs:
                 cand = os.path.join(d, name)
                 tried.append(cand)
-                if os.path.isfile(self.abs(cand)):
+                if _searchable(self.abs(cand)):
                     return cand, tried
         return None, tried
 
 
 def _searchable(path: str) -> bool:
-    """A -l search hit: a regular file, or a FIFO, socket or device, which ld would open (and
-    block on or read for ever) where ldscope reports it as an input that cannot be read."""
+    """A hit of a -l search or of a script's INPUT/GROUP name: a regular file, or a FIFO, socket
+    or device, which ld would open (and block on or read for ever) where ldscope reports it
+    as an input that cannot be read."""
     try:
         return not stat.S_ISDIR(os.stat(path).st_mode)
     except (OSError, ValueError):
