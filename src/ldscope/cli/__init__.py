@@ -56,7 +56,9 @@ def cli() -> None:
       ldscope symbols -D --grep GLIBCXX libfoo.so
       ldscope symbols --all --undefined libfoo.a
 
-    Exit status: 0 clean, 1 findings (or nothing matched), 2 usage or input error.
+    Exit status: 0 clean, 1 findings (or nothing matched), 2 usage or input error (also a
+    FIFO or device given as a file, a report that cannot be written), 141 stdout was a pipe
+    closed before the report was written.
     """
 
 

@@ -189,6 +189,14 @@ def stdout_gone(status: int = EXIT_BROKEN_PIPE) -> NoReturn:
     raise SystemExit(status)
 
 
+def is_terminal(stream: IO[str] | None) -> bool:
+    """True when `stream` (sys.stdout, sys.stderr) is open and a terminal; None when started closed."""
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError):
+        return False
+
+
 def write_output(text: str, output: str | None) -> None:
     """Write the report to --output or stdout (nothing on stdout with -q)."""
     sink = Sink(output)
@@ -200,14 +208,40 @@ def diagnose(file: str, message: str) -> None:
     """One-line diagnostic on stderr: `ldscope: FILE: message` (file name escaped)."""
     from ldscope.report import safe, safe_lines
 
-    click.echo(f"ldscope: {safe(file)}: {safe_lines(message)}", err=True)
+    _to_stderr(f"ldscope: {safe(file)}: {safe_lines(message)}")
 
 
 def note(message: str) -> None:
     """An informational line on stderr."""
     from ldscope.report import safe_lines
 
-    click.echo(f"ldscope: {safe_lines(message)}", err=True)
+    _to_stderr(f"ldscope: {safe_lines(message)}")
+
+
+def _to_stderr(line: str) -> None:
+    # A diagnostic that cannot be written (stderr closed or full) must not become a traceback.
+    try:
+        click.echo(line, err=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _host_path(path: str, root: str | None) -> str:
+    """Where a path an option names is on this machine: an absolute one outside `root` is
+    taken inside it (as the commands do)."""
+    if not root or not os.path.isabs(path):
+        return path
+    top = os.path.abspath(root)
+    if path == top or path.startswith(top.rstrip("/") + "/"):
+        return path
+    return os.path.join(top, path.lstrip("/"))
+
+
+def _mode(path: str, root: str | None) -> int:
+    """The file's mode; inside a root a symlink is not followed here (its target is inside the
+    root, which the command resolves, and reads through the same opener)."""
+    host = _host_path(path, root)
+    return (os.lstat(host) if root else os.stat(host)).st_mode
 
 
 def refuse_special_files(paths: Iterable[str | None], option: str, root: str | None = None) -> None:
@@ -219,14 +253,25 @@ def refuse_special_files(paths: Iterable[str | None], option: str, root: str | N
     for path in paths:
         if not path:
             continue
-        host = os.path.join(root, path.lstrip("/")) if root and os.path.isabs(path) else path
         try:
-            kind = special_kind(os.stat(host).st_mode)
+            kind = special_kind(_mode(path, root))
         except (OSError, ValueError):
             continue
         if kind is not None and kind != "directory":
             diagnose(path, f"{option}: is a {kind}, not a regular file (not read)")
             raise SystemExit(EXIT_INPUT_ERROR)
+
+
+def require_file(path: str | None, option: str, root: str | None = None) -> None:
+    """Exit 2, with one line, unless `path` (given to `option`) exists and is no special file."""
+    if path is None:
+        return
+    try:
+        _mode(path, root)
+    except (OSError, ValueError) as exc:
+        diagnose(path, f"{option}: {getattr(exc, 'strerror', None) or exc}")
+        raise SystemExit(EXIT_INPUT_ERROR) from None
+    refuse_special_files([path], option, root)
 
 
 def require_directory(path: str | None, option: str) -> None:

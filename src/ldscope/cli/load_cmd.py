@@ -12,9 +12,11 @@ from ldscope.cli.common import (
     EXIT_INPUT_ERROR,
     check_env_assignments,
     diagnose,
+    is_terminal,
     output_options,
     refuse_special_files,
     require_directory,
+    require_file,
     write_output,
 )
 from ldscope.errors import InputFormatError
@@ -64,7 +66,7 @@ def load(
 
     check_env_assignments(env)
     require_directory(root, "--root")
-    refuse_special_files([python], "--python")
+    require_file(python, "--python", root)
     refuse_special_files(preload, "--preload", root)
     refuse_special_files(loaded, "--loaded", root)
     options = LoadOptions(
@@ -80,7 +82,7 @@ def load(
     if output_format == "json":
         text = dumps(load_report_json(report))
     else:
-        use_color = output is None and sys.stdout.isatty()
+        use_color = output is None and is_terminal(sys.stdout)
         text = render_load_text(report, verbose, use_color)
     write_output(text, output)
     raise SystemExit(EXIT_CLEAN if report.loads else EXIT_FINDINGS)
