@@ -252,3 +252,12 @@ def test_head_closing_the_pipe_early(unbuffered: str) -> None:
 def test_quiet_never_meets_the_pipe(work: Path) -> None:
     proc = _into_closed_pipe(["info", "-q", EXE])
     assert proc.returncode == 0
+
+
+def test_log_from_a_closed_standard_input() -> None:
+    proc = subprocess.run([sys.executable, "-c", "import os, subprocess, sys\n"
+                           "os.close(0)\n"
+                           "sys.exit(subprocess.run([sys.executable, '-m', 'ldscope', 'link', '--from-log', '-']).returncode)\n"],
+                          capture_output=True, text=True, timeout=TIMEOUT, env=_env())
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == ["ldscope: -: cannot read the log: standard input is closed"]

@@ -223,6 +223,8 @@ def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None
 def _read_log(path: str) -> str:
     try:
         if path == "-":
+            if sys.stdin is None:  # started with `<&-`
+                raise OSError(0, "standard input is closed")
             return sys.stdin.read()
         from ldscope.elf import open_regular_text
 
