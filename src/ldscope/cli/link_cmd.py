@@ -18,6 +18,7 @@ from ldscope.cli.common import (
     diagnose,
     is_quiet,
     output_options,
+    refuse_special_files,
     write_output,
 )
 
@@ -178,6 +179,7 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
     if not report.inputs:
         diagnose("link", "the line has no inputs: nothing to simulate")
         raise SystemExit(EXIT_INPUT_ERROR)
+    _refuse_special_inputs([report])
     if from_log:
         _refuse_if_inputs_absent([report])
     if output_format == "json":
@@ -203,6 +205,13 @@ def _refuse_if_inputs_absent(reports: list[Any]) -> None:
         diagnose("link", f"none of the log's {len(files)} input files is found from {reports[0].cwd} "
                          f"(first: {files[0].spec}): pass --cwd DIR, the directory the build ran in")
         raise SystemExit(EXIT_INPUT_ERROR)
+
+
+def _refuse_special_inputs(reports: list[Any]) -> None:
+    """Exit 2 when an input (a file on the line, a -l search hit, a script's member) is a FIFO,
+    socket or device: the real linker would block on it or read it for ever, so there is no
+    link to predict."""
+    refuse_special_files([os.path.join(r.cwd, i.path) for r in reports for i in r.inputs if i.path], "link input")
 
 
 def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None, no_driver: bool, fix: bool,
@@ -233,6 +242,7 @@ def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None
         line = dataclasses.replace(line, notes=(*found.notes, *line.notes, *_log_notes(found)))
         lines.append(line)
         reports.append(build_report(line, fix=fix, search=search, why=why))
+    _refuse_special_inputs(reports)
     _refuse_if_inputs_absent(reports)
     checks = check_fixes_across(lines, reports)
     if output_format == "json":
@@ -261,11 +271,15 @@ def _every_link(every: list[Any], base: str, cwd: str | None, linker: str | None
 def _read_log(path: str) -> str:
     try:
         if path == "-":
+            if sys.stdin is None:  # started with `<&-`
+                raise OSError(0, "standard input is closed")
             return sys.stdin.read()
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        from ldscope.elf import open_regular_text
+
+        with open_regular_text(path) as fh:  # a FIFO or /dev/zero named as the log: an error
             return fh.read(64 << 20)
-    except OSError as exc:
-        diagnose(path, f"cannot read the log: {exc.strerror or exc}")
+    except (OSError, ValueError) as exc:
+        diagnose(path, f"cannot read the log: {getattr(exc, 'strerror', None) or exc}")
         raise SystemExit(EXIT_INPUT_ERROR) from None
 
 

@@ -17,7 +17,11 @@ from ldscope.cli.common import (
     check_env_assignments,
     diagnose,
     is_quiet,
+    is_terminal,
     output_options,
+    refuse_special_files,
+    require_directory,
+    require_file,
     write_output,
 )
 
@@ -116,12 +120,17 @@ def scan(
     from ldscope.system import WheelLimits
 
     check_env_assignments(env)
+    require_directory(root, "--root")
+    require_directory(with_env, "--with-env")
+    require_file(python, "--python", root)
+    refuse_special_files(preload, "--preload", root)
+    refuse_special_files(loaded, "--loaded", root)
     settings = ScanSettings(
         python=python, preload=preload, loaded=loaded, env=env, clear_env=clear_env, root=root,
         also_search=also_search, jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
         cache_dir=None if no_cache else cache_dir(),
     )
-    progress = _progress_bar() if sys.stderr.isatty() and output_format == "text" and not is_quiet() else None
+    progress = _progress_bar() if is_terminal(sys.stderr) and output_format == "text" and not is_quiet() else None
     limits = WheelLimits(member_bytes=max_member_size, wheel_bytes=max_wheel_size, ratio=max_ratio)
     result = run_scan(targets, settings, with_env, progress, limits)
     if progress is not None:
@@ -136,7 +145,7 @@ def scan(
     elif output_format == "junit":
         text = scan_junit(result)
     else:
-        text = render_scan_text(result, verbose, output is None and sys.stdout.isatty())
+        text = render_scan_text(result, verbose, output is None and is_terminal(sys.stdout))
     write_output(text, output)
     if result.errors:
         raise SystemExit(EXIT_INPUT_ERROR)

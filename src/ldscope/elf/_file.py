@@ -13,6 +13,7 @@ from ldscope.elf import constants as C
 from ldscope.elf._dynamic import DynamicInfo, decode_dynamic
 from ldscope.elf._hashes import dynsym_count_from_hashes
 from ldscope.elf._notes import find_build_id, read_comdat_groups, read_debuglink, read_notes
+from ldscope.elf._regular import open_regular
 from ldscope.elf._relocs import (
     RelocationTable,
     StackedRelocations,
@@ -106,7 +107,7 @@ class ElfFile:
     def open(cls, path: str | os.PathLike[str], display_name: str | None = None) -> ElfFile:
         """Open and mmap a file read-only (OSError propagates for unreadable files)."""
         name = display_name if display_name is not None else os.fspath(path)
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # never blocks on a FIFO, never reads a device
             size = os.fstat(fh.fileno()).st_size
             if size == 0:
                 raise InputFormatError(name, "empty file", 0)

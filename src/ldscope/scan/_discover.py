@@ -9,7 +9,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ldscope.elf import NEVER_NATIVE
+from ldscope.elf import NEVER_NATIVE, read_regular
 from ldscope.elf import constants as C
 
 ELF_MAGIC = C.ELF_MAGIC
@@ -186,8 +186,7 @@ def _consider(path: str, discovery: Discovery, root: str | None,
     if not _interesting(name, lst.st_mode) or (lst.st_size < 52 and not named_like_library(name)):
         return  # too short for an ELF header; short `.so` files (ld scripts) are reported below
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
+        head = read_regular(path, 64)  # lstat'ed above; read_regular closes the race
     except OSError as exc:
         discovery.skipped.append(Skipped(_target(path, root), f"unreadable: {exc.strerror}", True))
         return

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ldscope.elf import ElfFile
+from ldscope.elf import ElfFile, read_regular
 from ldscope.errors import InputFormatError
 
 
@@ -25,13 +25,7 @@ class OSFileSystem:
 
     def head(self, path: str, size: int) -> bytes:
         """The first `size` bytes of a regular file (OSError if it cannot be read)."""
-        st = os.stat(path)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(21, "Is a directory", path)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(6, "not a regular file (not opened)", path)
-        with open(path, "rb") as fh:
-            return fh.read(size)
+        return read_regular(path, size)
 
     def key(self, path: str) -> tuple[object, ...]:
         """Identity of the file (device, inode): the same file reached by two names is one."""

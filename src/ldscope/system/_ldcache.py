@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import heapq
 import os
-import stat
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ldscope.elf import open_regular
 from ldscope.errors import InputFormatError
 from ldscope.system import _platform as _plat
 from ldscope.system._machines import abi_name
@@ -523,12 +523,8 @@ def load_ld_cache(path: str = "/etc/ld.so.cache") -> LdCache:
     # file and only checks that the header fits and that nlibs entries fit in the file's size.
     # The work here is bounded the same way: by the bytes really in the file.
     try:
-        # O_NONBLOCK: a FIFO in a root's /etc must not hang the open.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with open(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise InputFormatError(path, "cannot read cache: not a regular file")
+        with open_regular(path) as handle:
+            info = os.fstat(handle.fileno())
             on_disk = info.st_blocks * 512
             if info.st_size > _SPARSE_FLOOR and on_disk * 16 < info.st_size:
                 # Memory is bounded by what is really on disk: ldconfig never writes holes.

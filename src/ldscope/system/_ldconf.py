@@ -31,6 +31,8 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ldscope.elf import read_regular
+
 MAX_CONF_SIZE = 1 << 20  # bytes read from one configuration file
 MAX_TOTAL_SIZE = 16 << 20  # bytes read from all of them
 # ldconfig keeps every nesting level open: its depth limit is RLIMIT_NOFILE (1024 by default,
@@ -349,12 +351,7 @@ class _Reader:
         try:
             if real is None:
                 raise FileNotFoundError(path)
-            # O_NONBLOCK: a FIFO named by an include must not hang the open.
-            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            with open(fd, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise IsADirectoryError(0, "not a regular file")
-                raw = handle.read(min(MAX_CONF_SIZE, MAX_TOTAL_SIZE - self.total) + 1)
+            raw = read_regular(real, min(MAX_CONF_SIZE, MAX_TOTAL_SIZE - self.total) + 1)
         except OSError as exc:
             if top or not isinstance(exc, FileNotFoundError):
                 reason = exc.strerror or type(exc).__name__

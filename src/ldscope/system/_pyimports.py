@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ldscope.elf import open_regular
 from ldscope.system._import_cache import ImportCache, scanner_fingerprint
 
 # The lines that open or close blocks, and the import statements. Other lines are skipped.
@@ -174,7 +175,7 @@ class ImportGraph:
         unchanged, else read and scanned (and remembered)."""
         cache = next((c for prefix, c in self._caches if path.startswith(prefix)), None)
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:  # a FIFO named x.py is never opened
                 stat = os.fstat(fh.fileno())
                 if cache is not None:
                     cached = cache.get(path, stat, package)

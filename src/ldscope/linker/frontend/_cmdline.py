@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ldscope.elf import NotRegularFileError, read_regular
 from ldscope.linker.frontend._driver import (
     COMPILE_ONLY,
     DriverPlan,
@@ -150,10 +151,12 @@ def expand_response_files(argv: list[str], cwd: str, notes: list[str], depth: in
             continue
         path = os.path.join(cwd, word[1:])
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(_MAX_RESPONSE_BYTES + 1)
+            data = read_regular(path, _MAX_RESPONSE_BYTES + 1)
+        except NotRegularFileError as exc:
+            # gcc would block on a FIFO or read a device for ever: not a line to predict.
+            raise CommandLineError(f"response file {word[1:]} {exc.reason}") from None
         except OSError:
-            out.append(word)
+            out.append(word)  # as gcc does: an @file that cannot be opened is a plain word
             continue
         if len(data) > _MAX_RESPONSE_BYTES:
             raise CommandLineError(f"response file {word[1:]} is larger than 16 MiB")
