@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ldscope.elf import open_regular_text
 from ldscope.linker.frontend._cmdline import (
     CommandLineError,
     linker_from_program,
@@ -91,7 +92,7 @@ def rustup_default_sysroot(env: Mapping[str, str]) -> str | None:
     if home is None:
         return None
     try:
-        with open(os.path.join(home, "settings.toml"), encoding="utf-8", errors="replace") as fh:
+        with open_regular_text(os.path.join(home, "settings.toml")) as fh:
             m = _DEFAULT_TOOLCHAIN.search(fh.read(1 << 16))
     except OSError:
         return None
