@@ -375,7 +375,13 @@ def test_malformed_caches_raise_input_format_error() -> None:
     good = build_new([(X86, "liba.so.1", "/l/liba.so.1", EXT | 0)], ["x86-64-v2"])
     parse_ld_cache(good, "good")
     for cut in range(len(good)):
-        _bad(good[:cut])
+        # Cut inside the header or table: ld.so ignores the file.  Cut later: ld.so uses it
+        # (it checks only that nlibs entries fit), `ldconfig -p` refuses it.
+        if cut < 48 + 24:
+            _bad(good[:cut])
+        else:
+            with pytest.raises(InputFormatError):
+                parse_ld_cache(good[:cut], "cut").ldconfig_lines()
     _bad(b"not a cache at all, not at all")
     _bad(b"")
     huge = bytearray(good)
@@ -383,7 +389,13 @@ def test_malformed_caches_raise_input_format_error() -> None:
     _bad(bytes(huge))
     past = bytearray(good)
     past[52:56] = struct.pack("<I", 0x7FFFFFFF)  # key offset of entry 0
-    _bad(bytes(past))
+    # ld.so checks string indices only as a lookup uses them (_dl_cache_verify_ptr): the cache
+    # is still used, the lookup that meets the bogus key finds nothing, the full listing fails.
+    bogus = parse_ld_cache(bytes(past), "bogus-key")
+    assert bogus.lookup("liba.so.1", CacheLookupContext.for_machine("x86_64", 2)) == []
+    assert bogus.find("liba.so.1") == []
+    with pytest.raises(InputFormatError):
+        bogus.ldconfig_lines()
     invalid = bytearray(good)
     invalid[28] = 1
     _bad(bytes(invalid))
@@ -392,10 +404,22 @@ def test_malformed_caches_raise_input_format_error() -> None:
                          (ext_off + 4, 0x10000000), (ext_off + 16, 0xFFFFFF00)):
         broken = bytearray(good)
         broken[where:where + 4] = struct.pack("<I", value)
-        _bad(bytes(broken))
+        # cache_extension_load fails: ld.so still uses the cache, with no glibc-hwcaps entry
+        # usable (liba's only entry is one); `ldconfig -p` refuses the file.
+        cache = parse_ld_cache(bytes(broken), "bad-extension")
+        assert cache.hwcaps_names == () and cache.problems
+        assert cache.lookup("liba.so.1", CacheLookupContext.for_machine("x86_64", 2, None,
+                                                                         hwcaps_prepend=["x86-64-v2"])) == []
+        assert [e.path for e in cache.find("liba.so.1")] == ["/l/liba.so.1"]
+        with pytest.raises(InputFormatError):
+            cache.ldconfig_lines()
     old = b"ld.so-1.7.0\0" + struct.pack("<I", 0x40000000) + b"\0" * 64
     _bad(old)
-    _bad(b"ld.so-1.7.0\0" + struct.pack("<I", 1) + struct.pack("<iII", 1, 500, 0) + b"x\0")
+    bogus_old = parse_ld_cache(b"ld.so-1.7.0\0" + struct.pack("<I", 1)
+                               + struct.pack("<iII", 1, 500, 0) + b"x\0", "bogus-old")
+    assert bogus_old.find("x") == []
+    with pytest.raises(InputFormatError):
+        bogus_old.ldconfig_lines()
 
 
 def test_random_corruption_only_raises_input_format_error() -> None:

@@ -92,14 +92,14 @@ def _lying_wheel(tmp_path: Path) -> tuple[Path, str]:
 def test_zip_member_claiming_huge_size_is_capped_and_reported(tmp_path: Path) -> None:
     whl, member = _lying_wheel(tmp_path)
     rss_kb, code, _out = _peak_rss_kb(str(whl), "--format", "json", "-j", "1")
-    assert code == 1
+    assert code == 2  # a wheel member that cannot be read is an input error
     assert rss_kb < 250_000, f"peak RSS {rss_kb} KiB: something was allocated for the claimed size"
-    code, doc, _ = scan_json(str(whl))
-    skipped = {p.rsplit("/", 1)[-1]: r for p, r in _skipped(doc).items()}
-    reason, is_problem = skipped[member.rsplit("/", 1)[-1]]
-    assert is_problem and f"member claims {CLAIMED} bytes" in reason
-    unreadable = [f for f in findings_of(doc) if f["kind"] == "unreadable-file"]
-    assert len(unreadable) == 1 and member in str(unreadable[0]["title"])
+    code, doc, err = scan_json(str(whl))
+    line = (f"{whl}: member {member!r}: its header claims {CLAIMED} bytes uncompressed, over the "
+            f"per-member budget of {2 << 30} (--max-member-size): not read")
+    assert code == 2 and doc["errors"] == [line]
+    assert f"ldscope: {line}" in err
+    assert not _skipped(doc) and not [f for f in findings_of(doc) if f["kind"] == "unreadable-file"]
     # The honest member beside it is still analysed.
     assert [p.rsplit("/", 1)[-1] for p in files_by_path(doc)] == ["libgood.so"]
 

@@ -230,15 +230,18 @@ def test_junit_one_testcase_per_file(tree: Path, tmp_path: Path) -> None:
     names = [c.get("name") for c in cases]
     _, doc, _ = scan_json(str(tree))
     files = files_by_path(doc)
-    assert sorted(names) == sorted(files)  # type: ignore[type-var]
-    assert suite.get("tests") == root.get("tests") == str(len(files))
+    unreadable = f"{tree}/lib/libnotelf.so"  # a case of its own: it makes the exit status 1
+    assert sorted(names) == sorted([*files, unreadable])  # type: ignore[type-var]
+    assert suite.get("tests") == root.get("tests") == str(len(files) + 1)
     failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
-    assert set(failed) == {p for p, f in files.items() if not f["loads"]}
+    assert set(failed) == {p for p, f in files.items() if not f["loads"]} | {unreadable}
     assert suite.get("failures") == str(len(failed))
+    assert failed[unreadable].get("type") == "unreadable-file"  # type: ignore[union-attr]
     assert failed[f"{tree}/bin/app"].get("type") == "missing-library"  # type: ignore[union-attr]
     assert "libdep.so.2" in (failed[f"{tree}/bin/app"].text or "")  # type: ignore[union-attr]
     assert "undefined symbol: gone" in failed[f"{tree}/lib/liblazy.so"].get("message", "")  # type: ignore[union-attr]
-    assert {c.get("classname") for c in cases} == {"ldscope.library", "ldscope.executable"}
+    assert {c.get("classname") for c in cases} == {"ldscope.library", "ldscope.executable",
+                                                  "ldscope.unreadable-file"}
 
 
 # ------------------------------------------------------------------------------- text

@@ -154,4 +154,4 @@ def test_reader_going_away_is_quiet(big: Path) -> None:
     proc.wait()
     assert first.startswith(b"0000000000000000 T _ZN9namespace000000")
     assert b"Traceback" not in err and b"BrokenPipe" not in err
-    assert proc.returncode == 2
+    assert proc.returncode == 141  # as a shell reports a program stopped by SIGPIPE (README)

@@ -22,3 +22,5 @@ _.hash
 _.version_base
 # zipfile reads ZipInfo.compress_type when tests write wheels.
 _.compress_type
+# click calls a ParamType's convert (scan --max-member-size).
+_.convert

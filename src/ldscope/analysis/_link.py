@@ -114,7 +114,7 @@ def build_report(line: LinkLine, env: Mapping[str, str] | None = None, fix: bool
 
         fixes = evaluate(sim, errors)
     confirmation = None
-    if confirm:
+    if confirm and line.policy.may_run:  # --no-exec: the real linker is never run
         from ldscope.fixes import confirm as run_confirm
 
         confirmation, fixes = run_confirm(line.argv, sim.policy.name, line.cwd, sim.links, fixes,
@@ -195,7 +195,8 @@ def _links_with(line: LinkLine, added: tuple[str, ...]) -> bool | None:
         if line.source == "log" and line.original == line.argv:
             return simulate_argv(line, (*line.argv, *added)).links
         edited = resolve_link_line([*line.original, *added], cwd=line.cwd, linker=line.linker,
-                                   use_driver=line.source != "driver-fallback", source=line.source)
+                                   use_driver=line.source != "driver-fallback", source=line.source,
+                                   policy=line.policy)
     except CommandLineError:
         return None
     return simulate_argv(edited).links

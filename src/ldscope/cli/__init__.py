@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
 from collections.abc import Iterable
 
 import click
+import click.utils
 
 from ldscope import __version__
 from ldscope.errors import Interrupted
@@ -55,7 +57,9 @@ def cli() -> None:
       ldscope symbols -D --grep GLIBCXX libfoo.so
       ldscope symbols --all --undefined libfoo.a
 
-    Exit status: 0 clean, 1 findings (or nothing matched), 2 usage or input error.
+    Exit status: 0 clean, 1 findings (or nothing matched), 2 usage or input error (also a
+    FIFO or device given as a file, a report that cannot be written), 141 stdout was a pipe
+    closed before the report was written.
     """
 
 
@@ -72,34 +76,85 @@ SIMULATED_LOADER_ENV = "LDSCOPE_SIMULATED_LOADER_ENV"
 def main() -> None:
     """Console-script entry point."""
     _reexec_without_loader_variables()
+    _reopen_closed_standard_descriptors()
     # numpy's OpenBLAS starts a thread per core at import; ldscope does no linear algebra.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from ldscope.cli.common import EXIT_BROKEN_PIPE, output_failed, stdout_gone
+
     try:
-        cli.main(prog_name="ldscope")
-    except BrokenPipeError:
-        # Output piped into `head` and closed early: not an error worth a traceback.
-        sys.stderr.close()
-        raise SystemExit(1) from None
+        try:
+            cli.main(prog_name="ldscope")
+        except BrokenPipeError:
+            # Output piped into `head` and closed early (help text, a line written by click).
+            stdout_gone(EXIT_BROKEN_PIPE)
+        except OSError as exc:
+            # A write to stdout that click itself made (--help, --version) on a full disk or a
+            # device error: the same one line as a report that cannot be written.
+            if exc.filename is not None or exc.errno not in _OUTPUT_ERRORS:
+                raise
+            output_failed(None, exc.strerror or str(exc))
     except SystemExit as exc:
-        _exit_now(exc.code)
+        code = exc.code
+        if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
+            # click met the broken pipe itself (--help, --version) and exits 1; say what it was.
+            code = EXIT_BROKEN_PIPE
+        _exit_now(code)
     except Interrupted as exc:
         # The workers were stopped; exit as the shell reports a process the signal stopped.
         _exit_now(128 + exc.signum)
     _exit_now(0)
 
 
+# What writing to an open stdout can fail with (EBADF: a descriptor opened read-only).
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EBADF, errno.EINVAL})
+
+
+def _reopen_closed_standard_descriptors() -> None:
+    """Descriptors 0, 1 and 2 closed at start (`>&-`) get /dev/null: otherwise the first file
+    ldscope opens would become its stdout or stderr. Python already set sys.stdout (or
+    sys.stderr) to None, so a report still finds stdout closed and says so."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                opened = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                return
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+
+
 def _exit_now(code: object) -> None:
     """Exit without tearing the interpreter down: after a scan that is freeing a few
-    hundred thousand names and arrays one by one (tens of milliseconds) for nothing."""
+    hundred thousand names and arrays one by one (tens of milliseconds) for nothing.
+    What is still buffered for stdout is written first; if it cannot be, the status says so."""
+    from ldscope.cli.common import EXIT_BROKEN_PIPE, EXIT_INPUT_ERROR
+
     if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)
+        _to_stderr(f"{code}\n")
         code = 1
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:
-        code = 1
+        code = EXIT_BROKEN_PIPE
+    except (OSError, ValueError) as exc:
+        _to_stderr(f"ldscope: cannot write output: {getattr(exc, 'strerror', None) or exc}\n")
+        code = EXIT_INPUT_ERROR if code in (None, 0, 1) else code  # a report not written is no verdict
+    _to_stderr("")
     os._exit(code or 0)
+
+
+def _to_stderr(text: str) -> None:
+    """Write (and flush) text on stderr, if there is one that can take it."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _reexec_without_loader_variables() -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
-from collections.abc import Callable
-from typing import IO, Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
@@ -52,6 +53,10 @@ class Sink:
     the bytes written are that text in the destination's encoding, with anything it cannot
     encode written as a backslash escape, so writing never raises on an ASCII or Latin-1
     stdout. A file is always UTF-8.
+
+    A destination that cannot be written (stdout closed, /dev/full, a directory that does not
+    exist) is one line on stderr and exit status 2; a pipe whose reader went away (`| head`)
+    stops the command quietly with EXIT_BROKEN_PIPE.
     """
 
     def __init__(self, output: str | None) -> None:
@@ -62,48 +67,94 @@ class Sink:
         if output is None:
             if is_quiet():
                 return
+            if sys.stdout is None:  # started with stdout closed (`>&-`)
+                output_failed(None, "standard output is closed")
             buffer = getattr(sys.stdout, "buffer", None)
             if buffer is None:  # a text-only stdout (tests replacing it): write text
                 self._text = sys.stdout
             else:
-                sys.stdout.flush()
+                self._guarded(sys.stdout.flush)
                 self._stream = buffer
                 self._encoding = _encoding_of(sys.stdout)
             return
-        try:
-            self._stream = open(output, "wb")  # noqa: SIM115 - closed by close()
-        except OSError as exc:
-            diagnose(output, f"cannot write report: {exc.strerror or exc}")
-            raise SystemExit(EXIT_INPUT_ERROR) from None
+        self._stream = _open_output(output)
 
     def write(self, text: str) -> None:
         """Write one piece of the report."""
-        try:
-            if self._stream is not None:
-                self._stream.write(text.encode(self._encoding, "backslashreplace"))
-            elif self._text is not None:
-                self._text.write(text)
-        except BrokenPipeError:
-            _stdout_gone()
-        except OSError as exc:
-            diagnose(self._output or "standard output", f"cannot write report: {exc.strerror or exc}")
-            raise SystemExit(EXIT_INPUT_ERROR) from None
+        if self._stream is not None:
+            data = text.encode(self._encoding, "backslashreplace")
+            self._guarded(lambda: _write_all(self._stream, data))
+        elif self._text is not None:
+            self._guarded(lambda: self._text.write(text))  # type: ignore[union-attr]
 
     def close(self) -> None:
         """Flush (stdout) or close (--output)."""
+        if self._stream is not None:
+            stream = self._stream
+            self._guarded(lambda: _flush(stream) if self._output is None else stream.close())
+        elif self._text is not None:
+            self._guarded(self._text.flush)
+
+    def _guarded(self, action: Callable[[], object]) -> None:
         try:
-            if self._stream is not None:
-                if self._output is None:
-                    self._stream.flush()
-                else:
-                    self._stream.close()
-            elif self._text is not None:
-                self._text.flush()
+            action()
         except BrokenPipeError:
-            _stdout_gone()
-        except OSError as exc:
-            diagnose(self._output or "standard output", f"cannot write report: {exc.strerror or exc}")
-            raise SystemExit(EXIT_INPUT_ERROR) from None
+            stdout_gone()
+        except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
+            output_failed(self._output, getattr(exc, "strerror", None) or str(exc))
+
+
+# Standard output was a pipe whose reader went away before the report was written
+# (`ldscope symbols big.so | head -1`): the status a shell gives a program killed by SIGPIPE
+# (128 + 13), as `nm big.so | head -1` ends. Scripts running with `set -o pipefail` see a
+# failure, and those that expect a closed pipe already recognise 141.
+EXIT_BROKEN_PIPE = 141
+
+
+def _open_output(path: str) -> IO[bytes]:
+    """--output opened for writing; a FIFO nobody reads is an error, not a wait (O_NONBLOCK)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        reason = "a FIFO no process is reading" if exc.errno == errno.ENXIO else exc.strerror or str(exc)
+        output_failed(path, reason)
+    except ValueError as exc:  # a NUL byte in the name
+        output_failed(path, str(exc))
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "wb")
+
+
+def _write_all(stream: IO[bytes] | None, data: bytes) -> None:
+    """Write every byte: an unbuffered stdout (PYTHONUNBUFFERED, -u) is a raw file whose
+    write() may take part of the data, and one set O_NONBLOCK by another process may refuse it."""
+    assert stream is not None
+    view = memoryview(data)
+    while view:
+        try:
+            n = stream.write(view)
+        except BlockingIOError as exc:
+            n = exc.characters_written
+            _wait_writable(stream)
+        if n is None:  # a non-blocking raw file that took nothing
+            _wait_writable(stream)
+            continue
+        view = view[n:]
+
+
+def _flush(stream: IO[bytes]) -> None:
+    while True:
+        try:
+            stream.flush()
+            return
+        except BlockingIOError:
+            _wait_writable(stream)
+
+
+def _wait_writable(stream: IO[bytes]) -> None:
+    import select
+
+    select.select([], [stream.fileno()], [])
 
 
 def _encoding_of(stream: IO[str]) -> str:
@@ -117,14 +168,33 @@ def _encoding_of(stream: IO[str]) -> str:
         return "utf-8"
 
 
-def _stdout_gone() -> None:
-    """The reader of stdout went away (`| head`): stop quietly (no traceback, no second
-    error when Python flushes stdout at exit), exit status 2 like any unwritable report."""
-    import os
+def output_failed(output: str | None, reason: str) -> NoReturn:
+    """The report cannot be written: one line on stderr, exit status 2."""
+    if output is None:
+        note(f"cannot write output: {reason}")
+    else:
+        diagnose(output, f"cannot write report: {reason}")
+    stdout_gone(EXIT_INPUT_ERROR)
 
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    raise SystemExit(EXIT_INPUT_ERROR)
+
+def stdout_gone(status: int = EXIT_BROKEN_PIPE) -> NoReturn:
+    """Stop writing to stdout for good: /dev/null goes over it, so nothing buffered fails
+    again (and no second error) when Python flushes it at exit. Python's documented pattern."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+    raise SystemExit(status)
+
+
+def is_terminal(stream: IO[str] | None) -> bool:
+    """True when `stream` (sys.stdout, sys.stderr) is open and a terminal; None when started closed."""
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -135,17 +205,91 @@ def write_output(text: str, output: str | None) -> None:
 
 
 def diagnose(file: str, message: str) -> None:
-    """One-line diagnostic on stderr: `ldscope: FILE: message` (file name escaped)."""
-    from ldscope.report import safe, safe_lines
+    """One-line diagnostic on stderr: `ldscope: FILE: message`, the file name and the message
+    (which embeds names) escaped as every text report is: one line, whatever they hold."""
+    from ldscope.report import safe
 
-    click.echo(f"ldscope: {safe(file)}: {safe_lines(message)}", err=True)
+    _to_stderr(f"ldscope: {safe(file)}: {safe(message)}")
 
 
 def note(message: str) -> None:
-    """An informational line on stderr."""
-    from ldscope.report import safe_lines
+    """An informational line on stderr (escaped: one line)."""
+    from ldscope.report import safe
 
-    click.echo(f"ldscope: {safe_lines(message)}", err=True)
+    _to_stderr(f"ldscope: {safe(message)}")
+
+
+def _to_stderr(line: str) -> None:
+    # A diagnostic that cannot be written (stderr closed or full) must not become a traceback.
+    try:
+        click.echo(line, err=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _host_path(path: str, root: str | None) -> str:
+    """Where a path an option names is on this machine: an absolute one outside `root` is
+    taken inside it (as the commands do)."""
+    if not root or not os.path.isabs(path):
+        return path
+    top = os.path.abspath(root)
+    if path == top or path.startswith(top.rstrip("/") + "/"):
+        return path
+    return os.path.join(top, path.lstrip("/"))
+
+
+def _mode(path: str, root: str | None) -> int:
+    """The file's mode; inside a root a symlink is not followed here (its target is inside the
+    root, which the command resolves, and reads through the same opener)."""
+    host = _host_path(path, root)
+    return (os.lstat(host) if root else os.stat(host)).st_mode
+
+
+def refuse_special_files(paths: Iterable[str | None], option: str, root: str | None = None) -> None:
+    """Exit 2, with one line naming it, if one of `paths` (given to `option`; absolute ones
+    inside `root` when given) is a FIFO, socket or device: reading it would block for ever or
+    never end. Missing paths are left to the command, which says so in its own words."""
+    from ldscope.elf import special_kind
+
+    for path in paths:
+        if not path:
+            continue
+        try:
+            kind = special_kind(_mode(path, root))
+        except (OSError, ValueError):
+            continue
+        if kind is not None and kind != "directory":
+            diagnose(path, f"{option}: is a {kind}, not a regular file (not read)")
+            raise SystemExit(EXIT_INPUT_ERROR)
+
+
+def require_file(path: str | None, option: str, root: str | None = None) -> None:
+    """Exit 2, with one line, unless `path` (given to `option`) exists and is no special file."""
+    if path is None:
+        return
+    try:
+        _mode(path, root)
+    except (OSError, ValueError) as exc:
+        diagnose(path, f"{option}: {getattr(exc, 'strerror', None) or exc}")
+        raise SystemExit(EXIT_INPUT_ERROR) from None
+    refuse_special_files([path], option, root)
+
+
+def require_directory(path: str | None, option: str) -> None:
+    """Exit 2, with one line, unless `path` (given to `option`) is an existing directory."""
+    if path is None:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError) as exc:
+        diagnose(path, f"{option}: {getattr(exc, 'strerror', None) or exc}")
+        raise SystemExit(EXIT_INPUT_ERROR) from None
+    from ldscope.elf import special_kind
+
+    kind = special_kind(mode)
+    if kind != "directory":
+        diagnose(path, f"{option}: not a directory ({'a ' + kind if kind else 'a regular file'})")
+        raise SystemExit(EXIT_INPUT_ERROR)
 
 
 def check_env_assignments(env: tuple[str, ...]) -> None:

@@ -12,7 +12,11 @@ from ldscope.cli.common import (
     EXIT_INPUT_ERROR,
     check_env_assignments,
     diagnose,
+    is_terminal,
     output_options,
+    refuse_special_files,
+    require_directory,
+    require_file,
     write_output,
 )
 from ldscope.errors import InputFormatError
@@ -61,6 +65,10 @@ def load(
     from ldscope.report import dumps, load_report_json, render_load_text
 
     check_env_assignments(env)
+    require_directory(root, "--root")
+    require_file(python, "--python", root)
+    refuse_special_files(preload, "--preload", root)
+    refuse_special_files(loaded, "--loaded", root)
     options = LoadOptions(
         python=python, host=HostKind(host) if host else None, preload=preload, loaded=loaded, env=env, clear_env=clear_env,
         root=root, also_search=also_search, now=now, bindings=verbose,
@@ -74,7 +82,7 @@ def load(
     if output_format == "json":
         text = dumps(load_report_json(report))
     else:
-        use_color = output is None and sys.stdout.isatty()
+        use_color = output is None and is_terminal(sys.stdout)
         text = render_load_text(report, verbose, use_color)
     write_output(text, output)
     raise SystemExit(EXIT_CLEAN if report.loads else EXIT_FINDINGS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 
@@ -16,9 +17,29 @@ from ldscope.cli.common import (
     check_env_assignments,
     diagnose,
     is_quiet,
+    is_terminal,
     output_options,
+    refuse_special_files,
+    require_directory,
+    require_file,
     write_output,
 )
+
+
+class _Size(click.ParamType):  # type: ignore[type-arg]
+    """A byte count: 123, 512K, 2G, 2GiB (powers of 1024)."""
+
+    name = "size"
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        match = re.fullmatch(r"\s*(\d+)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(value))
+        if match is None or int(match[1]) == 0:
+            self.fail(f"{value!r} is not a size (e.g. 512M, 2G, 2GiB)", param, ctx)
+        return int(match[1]) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[match[2].lower()]
+
+
+_SIZE = _Size()
 
 
 @click.command()
@@ -42,12 +63,18 @@ from ldscope.cli.common import (
 @click.option("-j", "--jobs", type=int, default=0, metavar="N",
               help="Worker processes (default: the number of cores). Workers are forked only "
                    "once the remaining files would take a second or more in one process.")
+@click.option("--max-member-size", type=_SIZE, default="2GiB", show_default=True, metavar="SIZE",
+              help="Largest a wheel member may decompress to (K, M, G suffixes, powers of 1024).")
+@click.option("--max-wheel-size", type=_SIZE, default="8GiB", show_default=True, metavar="SIZE",
+              help="Most one wheel's members may decompress to together.")
+@click.option("--max-ratio", type=click.FloatRange(min=1.0), default=100.0, show_default=True, metavar="N",
+              help="Highest compression ratio of a wheel member over 16 MiB (zip bombs reach 1000:1 and more).")
 @output_options(("text", "json", "sarif", "junit"))
 def scan(
     targets: tuple[str, ...], python: str | None, root: str | None, with_env: str | None,
     preload: tuple[str, ...], loaded: tuple[str, ...], env: tuple[str, ...], clear_env: bool,
-    also_search: tuple[str, ...], no_cache: bool, fail_on: str, jobs: int, output_format: str,
-    output: str | None, verbose: bool,
+    also_search: tuple[str, ...], no_cache: bool, fail_on: str, jobs: int, max_member_size: int,
+    max_wheel_size: int, max_ratio: float, output_format: str, output: str | None, verbose: bool,
 ) -> None:
     """Check that every native file in TARGETs loads, each in its real host context.
 
@@ -68,6 +95,11 @@ def scan(
 
     LD_LIBRARY_PATH and LD_PRELOAD are simulated as set; ldscope itself runs without them.
 
+    A wheel is an untrusted container: a member with a bad name ('..', absolute, '//', './',
+    empty, NUL, backslash), a duplicate name, overlapping data, or that cannot be decompressed,
+    lies about its size or is over a budget (--max-member-size, --max-wheel-size, --max-ratio)
+    is one line naming the wheel and the member (exit status 2); the other members are scanned.
+
     Prints a one-screen summary, then findings grouped by root cause, most severe first,
     each with its evidence and near-misses. Nothing is executed.
 
@@ -78,21 +110,29 @@ def scan(
       ldscope scan --with-env .venv dist/pkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl
       ldscope scan --root ./rootfs --fail-on warning
       LD_LIBRARY_PATH=/opt/old/lib ldscope scan     is that entry breaking anything?
+      ldscope scan --max-member-size 4G --max-ratio 400 huge-1.0-py3-none-linux_x86_64.whl
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error
-    (a target that does not exist, a corrupt wheel).
+    (a target that does not exist, a corrupt wheel or wheel member).
     """
     from ldscope.report import dumps, render_scan_text, scan_json, scan_junit, scan_sarif
     from ldscope.scan import ScanSettings, run_scan
+    from ldscope.system import WheelLimits
 
     check_env_assignments(env)
+    require_directory(root, "--root")
+    require_directory(with_env, "--with-env")
+    require_file(python, "--python", root)
+    refuse_special_files(preload, "--preload", root)
+    refuse_special_files(loaded, "--loaded", root)
     settings = ScanSettings(
         python=python, preload=preload, loaded=loaded, env=env, clear_env=clear_env, root=root,
         also_search=also_search, jobs=jobs if jobs > 0 else (os.cpu_count() or 1),
         cache_dir=None if no_cache else cache_dir(),
     )
-    progress = _progress_bar() if sys.stderr.isatty() and output_format == "text" and not is_quiet() else None
-    result = run_scan(targets, settings, with_env, progress)
+    progress = _progress_bar() if is_terminal(sys.stderr) and output_format == "text" and not is_quiet() else None
+    limits = WheelLimits(member_bytes=max_member_size, wheel_bytes=max_wheel_size, ratio=max_ratio)
+    result = run_scan(targets, settings, with_env, progress, limits)
     if progress is not None:
         click.echo("\r\033[K", nl=False, err=True)
     for error in result.errors:
@@ -105,7 +145,7 @@ def scan(
     elif output_format == "junit":
         text = scan_junit(result)
     else:
-        text = render_scan_text(result, verbose, output is None and sys.stdout.isatty())
+        text = render_scan_text(result, verbose, output is None and is_terminal(sys.stdout))
     write_output(text, output)
     if result.errors:
         raise SystemExit(EXIT_INPUT_ERROR)

@@ -23,6 +23,15 @@ from ldscope.elf._ldscript import (
     parse_linker_script,
     read_linker_script,
 )
+from ldscope.elf._regular import (
+    NotRegularFileError,
+    check_regular,
+    open_regular,
+    open_regular_fd,
+    open_regular_text,
+    read_regular,
+    special_kind,
+)
 from ldscope.elf._relocs import REF_LOAD, REF_NONE, REF_PLT, copy_relocated_symbols
 from ldscope.elf._sniff import NEVER_NATIVE, FileKind, detect_kind, sniff
 from ldscope.elf._strings import StringTable
@@ -46,6 +55,7 @@ __all__ = [
     "IndexedArchive",
     "InputFormatError",
     "LinkerScript",
+    "NotRegularFileError",
     "ScriptInput",
     "Section",
     "StringTable",
@@ -54,6 +64,7 @@ __all__ = [
     "SymbolVersions",
     "VersionDefinition",
     "VersionRequirement",
+    "check_regular",
     "constants",
     "copy_relocated_symbols",
     "detect_kind",
@@ -64,8 +75,13 @@ __all__ = [
     "is_exported",
     "looks_like_linker_script",
     "lookup_exported",
+    "open_regular",
+    "open_regular_fd",
+    "open_regular_text",
     "parse_linker_script",
     "read_linker_script",
+    "read_regular",
     "sniff",
+    "special_kind",
     "sysv_hash",
 ]

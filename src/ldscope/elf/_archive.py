@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import stat
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 
 from ldscope.elf import constants as C
+from ldscope.elf._regular import NotRegularFileError, open_regular_fd
 from ldscope.elf._snapshot import COPY_LIMIT_BYTES, FileGuard, read_or_map
 from ldscope.errors import InputFormatError
 
@@ -99,14 +99,14 @@ def _open_readonly(path: str, what: str) -> tuple[bytes | mmap.mmap, FileGuard |
     """A regular file's bytes without blocking on FIFOs: read when small, else mapped with a
     guard (see `_snapshot`); None for an empty file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_regular_fd(path)
+    except NotRegularFileError as exc:
+        raise InputFormatError(path, f"{what} {exc.reason}") from None
     except (OSError, ValueError) as exc:  # ValueError: NUL byte in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise InputFormatError(path, f"cannot open {what}: {reason}") from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputFormatError(path, f"{what} is not a regular file")
         if st.st_size == 0:
             return None
         try:
@@ -120,16 +120,16 @@ def _open_readonly(path: str, what: str) -> tuple[bytes | mmap.mmap, FileGuard |
 def _probe(path: str) -> tuple[bytes, str | None]:
     """First bytes of a thin archive's member file, or why it can't be read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_regular_fd(path)
     except FileNotFoundError:
         return b"", f"thin archive member file not found: {path}"
     except ValueError:
         return b"", f"thin archive member name is not a valid path: {path!r}"
+    except NotRegularFileError as exc:
+        return b"", f"thin archive member is not a regular file: {path} ({exc.kind})"
     except OSError as exc:
         return b"", f"thin archive member file unreadable: {path}: {exc.strerror or exc}"
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b"", f"thin archive member is not a regular file: {path}"
         return os.read(fd, 16), None
     except OSError as exc:
         return b"", f"thin archive member file unreadable: {path}: {exc.strerror or exc}"

@@ -13,6 +13,7 @@ from ldscope.elf import constants as C
 from ldscope.elf._dynamic import DynamicInfo, decode_dynamic
 from ldscope.elf._hashes import dynsym_count_from_hashes
 from ldscope.elf._notes import find_build_id, read_comdat_groups, read_debuglink, read_notes
+from ldscope.elf._regular import open_regular
 from ldscope.elf._relocs import (
     RelocationTable,
     StackedRelocations,
@@ -112,7 +113,7 @@ class ElfFile:
         """Open a file read-only: read into memory when small, else mapped (see _snapshot);
         OSError propagates for unreadable files, a file changed while read is InputFormatError."""
         name = display_name if display_name is not None else os.fspath(path)
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # never blocks on a FIFO, never reads a device
             st = os.fstat(fh.fileno())
             if st.st_size == 0:
                 raise InputFormatError(name, "empty file", 0)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 
 from ldscope.elf._archive import AR_MAGIC, THIN_MAGIC
+from ldscope.elf._regular import NotRegularFileError, open_regular_fd
 from ldscope.elf.constants import ELF_MAGIC
 from ldscope.errors import InputFormatError
 
@@ -406,13 +406,14 @@ def read_linker_script(path: str | os.PathLike[str]) -> LinkerScript:
     """Read (size-capped, never blocking on FIFOs) and parse the script file at `path`."""
     name = os.fspath(path)
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise InputFormatError(name, f"cannot open: {exc.strerror or exc}") from None
+        fd = open_regular_fd(name)
+    except NotRegularFileError as exc:
+        raise InputFormatError(name, exc.reason) from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputFormatError(name, f"cannot open: {reason}") from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputFormatError(name, "not a regular file")
         if st.st_size > _MAX_SCRIPT_BYTES:
             raise InputFormatError(name, f"too large for a linker script ({st.st_size} bytes)")
         with os.fdopen(os.dup(fd), "rb") as fh:

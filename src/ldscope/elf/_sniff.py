@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import enum
-import os
-import stat
 
 from ldscope.elf._archive import is_archive
 from ldscope.elf._file import is_elf
+from ldscope.elf._regular import NotRegularFileError, read_regular
 from ldscope.errors import InputFormatError
 
 SNIFF_BYTES = 4096
@@ -52,20 +51,16 @@ def sniff(head: bytes) -> FileKind:
 def detect_kind(path: str) -> FileKind:
     """Classify the file at `path`; unreadable or special files raise InputFormatError."""
     try:
-        st = os.stat(path)
+        head = read_regular(path, SNIFF_BYTES)
     except FileNotFoundError:
         raise InputFormatError(path, "no such file") from None
-    except OSError as exc:
-        raise InputFormatError(path, f"cannot stat: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputFormatError(path, "is a directory")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputFormatError(path, "not a regular file (device, FIFO or socket); not opened")
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError as exc:
-        raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None
+    except IsADirectoryError:
+        raise InputFormatError(path, "is a directory") from None
+    except NotRegularFileError as exc:
+        raise InputFormatError(path, exc.reason) from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputFormatError(path, f"cannot read: {reason}") from None
     if not head:
         raise InputFormatError(path, "empty file", 0)
     return sniff(head)

@@ -13,7 +13,9 @@ from ldscope.elf import (
     is_archive,
     is_elf,
     looks_like_linker_script,
+    open_regular,
     read_linker_script,
+    read_regular,
 )
 from ldscope.errors import InputFormatError
 from ldscope.explain._build_tree import build_tree_libraries
@@ -204,9 +206,8 @@ def exported_names(path: str) -> frozenset[str] | None:
     exported dynamic symbols, an archive's index; None for anything else."""
     try:
         st = os.stat(path)
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError:
+        head = read_regular(path, 8)  # a FIFO or device met in a search directory is skipped
+    except (OSError, ValueError):
         return None
     ident = (path, st.st_ino, st.st_mtime_ns)
     if ident in _EXPORTED:
@@ -233,9 +234,8 @@ def _script_members(path: str) -> list[str]:
     libm.a: GROUP(libm.so.6 AS_NEEDED(libmvec.so.1)), GROUP(libm-2.36.a libmvec.a)): what
     `-lm` really brings in; [] for anything that is not such a script."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
+        head = read_regular(path, 4096)
+    except (OSError, ValueError):
         return []
     if not looks_like_linker_script(head):
         return []
@@ -257,7 +257,7 @@ def _script_members(path: str) -> list[str]:
 def _index_names(path: str) -> frozenset[str] | None:
     """The names in a GNU archive's symbol index (the first member, `/` or `/SYM64/`), read
     without walking the members; None when the layout is anything else."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         head = fh.read(8 + 60)
         if len(head) < 68 or head[8 + 58:8 + 60] != b"`\n":
             return None

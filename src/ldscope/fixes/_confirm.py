@@ -1,5 +1,7 @@
 """`--confirm`: run the real linker (explicit opt-in only) on the original line and on each
-candidate line, writing into a temporary directory, and report whether it agrees.
+candidate line, writing into a temporary directory, and report whether it agrees. The linker
+is the line's own binary for a command the user gave; for a log's line, the same name found
+on PATH (a log's path runs only with `--trust-log`); never under `--no-exec`.
 
 A fix is `confirmed` when the real linker does what the simulation predicted for that line:
 it links for a fix that fixes the link alone, it still fails for a rejected candidate."""
@@ -22,19 +24,21 @@ TIMEOUT = 300
 def runnable_argv(argv: tuple[str, ...], linker: str, out: str, env: Mapping[str, str],
                   program: str | None = None) -> list[str] | None:
     """The line with the real linker program (the line's own, e.g. a cross toolchain's ld,
-    when given), its output in `out`, plugin options dropped."""
-    if program is None or os.path.basename(program) == "collect2" or not os.path.exists(program):
-        program = find_program(PROGRAMS[linker], env) or (find_program("ld", env) if linker == "bfd" else None)
-    if program is None:
+    when given as an absolute path or a name on PATH: `LinkLine.program_for` never gives a
+    log's path unless it is trusted), its output in `out`, plugin options dropped."""
+    exe = find_program(program, env) if program is not None and os.path.basename(program) != "collect2" else None
+    if exe is None:
+        exe = find_program(PROGRAMS[linker], env) or (find_program("ld", env) if linker == "bfd" else None)
+    if exe is None:
         return None
-    words: list[str] = [program]
+    words: list[str] = [exe]
     skip = False
     for w in argv[1:]:
         if skip:
             skip = False
-        elif w in ("-plugin", "-o", "--output"):
-            skip = True
-        elif not w.startswith(("-plugin-opt", "-fuse-ld", "--output=")):
+        elif w in ("-plugin", "--plugin", "--load-pass-plugin", "-o", "--output"):
+            skip = True  # a plugin is a shared object the linker would load: never one a line names
+        elif not w.startswith(("-plugin", "--plugin", "--load-pass-plugin", "-fuse-ld", "--output=")):
             words.append(w)
     return [*words, "-o", out]
 

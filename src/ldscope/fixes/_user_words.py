@@ -114,7 +114,8 @@ def _driver_fix(sim: Simulation, edits: tuple[Edit, ...],
     argv = tuple(words)
     try:
         edited = resolve_link_line(list(argv), cwd=line.cwd, linker=sim.policy.name,
-                                   use_driver=line.source != "driver-fallback", source=line.source)
+                                   use_driver=line.source != "driver-fallback", source=line.source,
+                                   policy=line.policy)
     except CommandLineError:
         return None
     check = resimulate(edited) if resimulate else simulate_argv(edited, linker=sim.policy.name,

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ldscope.elf import ElfFile, FileKind, detect_kind
+from ldscope.elf import ElfFile, FileKind, detect_kind, read_regular
 from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
 
@@ -262,8 +262,7 @@ def script_info(path: str) -> ScriptInfo:
     from ldscope.elf import parse_linker_script
 
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(1 << 20)
+        data = read_regular(path, 1 << 20)
     except OSError as exc:
         raise InputFormatError(path, f"cannot read: {exc.strerror or exc}") from None
     script = parse_linker_script(data.decode("utf-8", "replace"), path)

@@ -70,7 +70,7 @@ def simulate_argv(line: LinkLine, argv: tuple[str, ...] | None = None, linker: s
     opts = parsed.options
     kind = output_kind(opts)
     dirs, source = default_dirs(policy.name, line.program_for(policy.name), opts.emulation, opts.sysroot,
-                                opts.nostdlib, environment.variables)
+                                opts.nostdlib, environment.variables, line.policy.may_run)
     resolved = resolve_inputs(parsed.items, opts, line.cwd, dirs, source, environment.cache)
     script_dirs = dirs if policy.name == "bfd" else ()
     fatal = missing_fatal if missing_fatal is not None else line.source != "log"

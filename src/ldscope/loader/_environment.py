@@ -92,13 +92,16 @@ class LoadEnvironment:
         if not os.path.exists(path):
             return None
         try:
-            return load_ld_cache(path)
+            cache = load_ld_cache(path)
         except InputFormatError as exc:
             self.problems.append(f"{exc.file}: {exc.reason} (cache ignored, as ld.so does)")
             return None
         except OSError as exc:
             self.problems.append(f"{path}: cannot read: {exc.strerror}")
             return None
+        self.problems.extend(f"{path}: {problem} (ld.so still uses the cache, without the "
+                             "glibc-hwcaps entries this affects)" for problem in cache.problems)
+        return cache
 
     @cached_property
     def _conf_dirs(self) -> tuple[str, ...]:

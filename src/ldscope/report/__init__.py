@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         symbols_ndjson_stream,
         symbols_text,
     )
-    from ldscope.report._text_safe import safe, safe_lines, sanitized
+    from ldscope.report._text_safe import message_lines, safe, sanitized
 
 # Each name is imported on first use: `ldscope symbols` must not pay for the scan and load
 # models the other renderers import (hundreds of milliseconds per run).
@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "link_json": "ldscope.report._link_json",
     "link_sarif": "ldscope.report._sarif",
     "load_report_json": "ldscope.report._load_json",
+    "message_lines": "ldscope.report._text_safe",
     "problem_json": "ldscope.report._load_json",
     "render_info": "ldscope.report._info",
     "render_link_text": "ldscope.report._link_text",
@@ -53,7 +54,6 @@ _EXPORTS: dict[str, str] = {
     "render_scan_text": "ldscope.report._scan_text",
     "render_symbols_text": "ldscope.report._symbols",
     "safe": "ldscope.report._text_safe",
-    "safe_lines": "ldscope.report._text_safe",
     "sanitized": "ldscope.report._text_safe",
     "sarif_document": "ldscope.report._sarif",
     "scan_json": "ldscope.report._scan_json",
@@ -91,6 +91,7 @@ __all__ = [
     "link_json",
     "link_sarif",
     "load_report_json",
+    "message_lines",
     "problem_json",
     "render_info",
     "render_link_text",
@@ -99,7 +100,6 @@ __all__ = [
     "render_scan_text",
     "render_symbols_text",
     "safe",
-    "safe_lines",
     "sanitized",
     "sarif_document",
     "scan_json",

@@ -19,7 +19,7 @@ def info_json(infos: Sequence[FileInfo], errors: Sequence[Mapping[str, Any]]) ->
 
 def render_info(info: FileInfo, verbose: bool = False) -> str:
     """A block of `key: value` lines for one file (names and paths escaped: `\\xe9`)."""
-    info = sanitized(info, keep_newlines=False)
+    info = sanitized(info)
     if isinstance(info, ElfInfo):
         return _elf(info, verbose)
     if isinstance(info, ArchiveInfo):

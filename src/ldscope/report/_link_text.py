@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ldscope.report._text_safe import sanitized
+from ldscope.report._text_safe import message_lines, sanitized, strings_in
 
 if TYPE_CHECKING:  # annotations only: a passing link's report imports no explainer or fix search
     from ldscope.analysis import LinkReport
@@ -12,14 +12,14 @@ if TYPE_CHECKING:  # annotations only: a passing link's report imports no explai
     from ldscope.fixes import Fix
 
 
-def _error_text(e: LinkError, verbose: bool) -> list[str]:
+def _error_text(e: LinkError, verbose: bool, message: list[str]) -> list[str]:
     head = f"{'error' if e.shown else 'error (after a fatal one: not printed by the linker)'}: {e.kind}"
     if e.symbol:
         head += f"  {e.versioned or e.symbol}"
         if e.demangled:
             head += f"  [{e.demangled}]"
     lines = [head]
-    lines += [f"  | {m}" for m in e.message.splitlines()]
+    lines += [f"  | {m}" for m in message]
     if e.explanation:
         lines.append(f"  why: {e.explanation}")
     if verbose and e.defined_in:
@@ -46,9 +46,13 @@ def _fix_line(f: Fix) -> str:
 
 def render_link_text(report: LinkReport, verbose: bool = False, ablate: bool = False) -> str:
     """Human-readable report: the verdict, each error, the fixes, then what -v asks for."""
-    report = sanitized(report)  # names and paths with control characters or raw bytes, escaped
+    # Every name, path and message escaped once (report/_text_safe.py); the linker's own
+    # multi-line wording keeps its line breaks, a name's are escaped (message_lines).
+    untrusted = [s for s in strings_in(report, skip=frozenset({"message"})) if "\n" in s]
+    messages = [message_lines(e.message, untrusted) for e in report.errors]
+    report = sanitized(report)
     lines = _verdict(report, verbose)
-    lines += _errors(report, verbose)
+    lines += _errors(report, verbose, messages)
     lines += _fixes(report, verbose, ablate)
     lines += _confirmation(report)
     lines += _why(report)
@@ -87,12 +91,12 @@ def _verdict(report: LinkReport, verbose: bool) -> list[str]:
     return lines
 
 
-def _errors(report: LinkReport, verbose: bool) -> list[str]:
+def _errors(report: LinkReport, verbose: bool, messages: list[list[str]]) -> list[str]:
     lines: list[str] = []
-    for e in report.errors:
+    for e, message in zip(report.errors, messages):
         if e.shown or verbose:
             lines.append("")
-            lines += _error_text(e, verbose)
+            lines += _error_text(e, verbose, message)
     hidden = sum(1 for e in report.errors if not e.shown)
     if hidden and not verbose:
         lines.append(f"\n({hidden} more found after the linker's first fatal error; -v shows them)")

@@ -11,7 +11,7 @@ from ldscope.vocab import FoundVia, ProblemKind, Severity
 
 def render_load_text(report: LoadReport, verbose: bool = False, use_color: bool = False) -> str:
     """The whole text report for one load."""
-    report = sanitized(report)  # names and paths with control characters or raw bytes, escaped
+    report = sanitized(report)  # every name, path and message escaped once (report/_text_safe.py)
     lines: list[str] = []
     verdict = (
         styled("loads", "green", use_color, True)
@@ -25,7 +25,7 @@ def render_load_text(report: LoadReport, verbose: bool = False, use_color: bool 
     problems = [p for p in report.problems if verbose or p.severity != Severity.INFO]
     if problems:
         lines.append("")
-        lines.extend(render_problems(problems, verbose, use_color))
+        lines.extend(_problems(problems, verbose, use_color))
     return "\n".join(lines) + "\n"
 
 
@@ -79,7 +79,11 @@ def _tree(report: LoadReport, verbose: bool, use_color: bool) -> list[str]:
 
 def render_problems(problems: list[Problem], verbose: bool, use_color: bool) -> list[str]:
     """Problems grouped by cause, most severe first, each with its evidence and near-misses."""
-    problems = sanitized(problems)
+    return _problems(sanitized(problems), verbose, use_color)
+
+
+def _problems(problems: list[Problem], verbose: bool, use_color: bool) -> list[str]:
+    """render_problems on problems already escaped (escaping twice would double backslashes)."""
     ordered = sorted(problems, key=lambda p: Severity.rank_of(p.severity))
     groups = group_by_cause([("", ordered)])
     count = sum(len(g.problems) for g in groups)

@@ -181,8 +181,8 @@ def _wheel_members(result: ScanResult) -> list[tuple[str, str]]:
         try:
             with zipfile.ZipFile(t.path) as zf:
                 out.extend((t.path, n) for n in zf.namelist() if not n.endswith("/"))
-        except (zipfile.BadZipFile, OSError, ValueError):
-            continue
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+            continue  # the scan reported it: "not a valid wheel (zip)"
     return sorted(out, key=lambda m: -len(m[1]))
 
 

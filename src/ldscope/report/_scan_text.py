@@ -17,7 +17,7 @@ _PROBLEMS_SHOWN = 5  # per finding, without -v
 
 def render_scan_text(result: ScanResult, verbose: bool = False, use_color: bool = False) -> str:
     """Summary first (one screen), then findings grouped by cause, most severe first."""
-    result = sanitized(result)  # names and paths with control characters or raw bytes, escaped
+    result = sanitized(result)  # every name, path and message escaped once (report/_text_safe.py)
     lines = _summary(result, use_color)
     if not result.findings:
         lines += ["", styled("no findings: everything native in here loads", "green", use_color, True)]

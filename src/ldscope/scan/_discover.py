@@ -9,7 +9,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ldscope.elf import NEVER_NATIVE
+from ldscope.elf import NEVER_NATIVE, read_regular
 from ldscope.elf import constants as C
 
 ELF_MAGIC = C.ELF_MAGIC
@@ -44,17 +44,25 @@ class Discovery:
     files_seen: int = 0
 
 
-_LIBRARY_NAME = re.compile(r"\.so(?:$|\.)")
+# The names a loader or linker would use for a library: `*.so` (`lib*.so`, Python's
+# `x.cpython-311-x86_64-linux-gnu.so`) and `*.so.N[.N...]` with numeric version parts.  Not
+# `ld.so.cache`, `ld.so.conf`, `debian.sources`, `x.socket` or gdb's auto-load scripts
+# `libfoo.so.6.0.0-gdb.py`: those are ordinary files that happen to contain `.so`.
+_LIBRARY_NAME = re.compile(r"\.so(?:\.[0-9]+)*\Z")
+# Names whose head is still worth a look (an ELF file named `libx.so.1.2a` is scanned), but
+# whose not being ELF is no finding.
+_MAYBE_LIBRARY = re.compile(r"\.so(?:\Z|\.)")
 
 
 def named_like_library(name: str) -> bool:
-    """`libz.so`, `libz.so.1.2`, `x.cpython-311-x86_64-linux-gnu.so`; not `v0.7.1.some-index.parquet`."""
+    """`libz.so`, `libz.so.1.2.13`, `x.cpython-311-x86_64-linux-gnu.so`; not `ld.so.conf`, `x.so.1-gdb.py`."""
     return _LIBRARY_NAME.search(name) is not None
 
 
 def _interesting(name: str, mode: int) -> bool:
     """Files worth reading the head of: library-like names or executable bits."""
-    return named_like_library(name) or bool(mode & 0o111) or name.endswith((".node", ".bin"))
+    return (bool(mode & 0o111) or _MAYBE_LIBRARY.search(name) is not None
+            or name.endswith((".node", ".bin")))
 
 
 def classify_head(head: bytes) -> tuple[int, bool, int, int] | None:
@@ -78,8 +86,16 @@ def walk_tree(top: str, discovery: Discovery, root: str | None = None,
     if not os.path.isdir(top):
         _consider(top, discovery, root)
         return
-    _walk_dir(top, discovery, root, on_error, skip_dirs if root is not None and
-              os.path.abspath(top) == os.path.abspath(root) else frozenset())
+    skip = (skip_dirs if root is not None and os.path.abspath(top) == os.path.abspath(root)
+            else frozenset())
+    # An explicit stack, not recursion: a tree 1,000 levels deep (or 100,000) is walked in
+    # the same order os.walk would give, without a RecursionError.  Directories are pushed in
+    # reverse so they are popped in name order: depth first, files before subdirectories.
+    pending: list[tuple[str, frozenset[str]]] = [(top, skip)]
+    while pending:
+        directory, skip_here = pending.pop()
+        subdirs = _walk_dir(directory, discovery, root, on_error, skip_here)
+        pending.extend((sub, frozenset()) for sub in reversed(subdirs))
 
 
 def _entry_name(entry: os.DirEntry[str]) -> str:
@@ -87,9 +103,9 @@ def _entry_name(entry: os.DirEntry[str]) -> str:
 
 
 def _walk_dir(directory: str, discovery: Discovery, root: str | None,
-              on_error: Callable[[OSError], None], skip_dirs: frozenset[str]) -> None:
-    """Depth first, names sorted, files before subdirectories (os.walk's order), one
-    scandir per directory: its entry types spare a stat for files that cannot matter."""
+              on_error: Callable[[OSError], None], skip_dirs: frozenset[str]) -> list[str]:
+    """One directory: its files considered, names sorted, one scandir (its entry types spare
+    a stat for files that cannot matter); returns its subdirectories to walk, in name order."""
     entries: list[os.DirEntry[str]] = []
     append = entries.append
     never = NEVER_NATIVE
@@ -107,7 +123,7 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
                 append(entry)
     except OSError as exc:
         on_error(exc)
-        return
+        return []
     finally:
         discovery.files_seen += skipped
     entries.sort(key=_entry_name)
@@ -128,8 +144,7 @@ def _walk_dir(directory: str, discovery: Discovery, root: str | None,
             except OSError:
                 lst = None
         _consider(entry.path, discovery, root, lst)
-    for sub in subdirs:
-        _walk_dir(sub, discovery, root, on_error, frozenset())
+    return subdirs
 
 
 def _target(host_path: str, root: str | None) -> str:
@@ -171,8 +186,7 @@ def _consider(path: str, discovery: Discovery, root: str | None,
     if not _interesting(name, lst.st_mode) or (lst.st_size < 52 and not named_like_library(name)):
         return  # too short for an ELF header; short `.so` files (ld scripts) are reported below
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
+        head = read_regular(path, 64)  # lstat'ed above; read_regular closes the race
     except OSError as exc:
         discovery.skipped.append(Skipped(_target(path, root), f"unreadable: {exc.strerror}", True))
         return

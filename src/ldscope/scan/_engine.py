@@ -27,7 +27,7 @@ from ldscope.scan._runner import (
 )
 from ldscope.scan._shadowing import Shadowing, relabel_shadowing
 from ldscope.scan._targets import ScanTarget, TargetKind, batched, resolve_targets
-from ldscope.system import OSFileSystem, WheelOverlay
+from ldscope.system import OSFileSystem, WheelLimits, WheelOverlay
 from ldscope.vocab import ProblemKind, Severity, When
 
 
@@ -39,7 +39,7 @@ class ScanResult:
     files: tuple[FileResult, ...]
     findings: tuple[Finding, ...]
     skipped: tuple[Skipped, ...]
-    errors: tuple[str, ...]  # targets that could not be scanned at all (exit 2)
+    errors: tuple[str, ...]  # targets that could not be scanned at all, wheel members not read (exit 2)
     files_seen: int = 0
     owners: tuple[tuple[str, Owner | None], ...] = ()  # every native file and provider, its owner
 
@@ -114,9 +114,11 @@ class TargetScan:
     discovery: Discovery
     reports: tuple[tuple[str, LoadReport], ...]  # every load, for grouping findings across targets
     distributions: tuple[system.Distribution, ...] = ()
+    errors: tuple[str, ...] = ()  # a wheel's members that could not be read (exit 2; the rest is scanned)
 
 
-def _discover(target: ScanTarget, settings: ScanSettings, with_env: str | None) -> _TargetFiles:
+def _discover(target: ScanTarget, settings: ScanSettings, with_env: str | None,
+              limits: WheelLimits | None = None) -> _TargetFiles:
     """Walk a target for native files and learn the context they load in."""
     found = _TargetFiles(python=settings.python or target.interpreter, root=settings.root)
     if target.kind == TargetKind.ENVIRONMENT:
@@ -128,7 +130,7 @@ def _discover(target: ScanTarget, settings: ScanSettings, with_env: str | None) 
         found.site_packages = env.site_packages
         found.activation = env.activation_scripts
     elif target.kind == TargetKind.WHEEL:
-        _discover_wheel(target, with_env, found)
+        _discover_wheel(target, with_env, found, limits)
     elif target.kind == TargetKind.ROOT:
         walk_tree(target.path, found.discovery, root=target.path)
         found.root = target.path
@@ -140,12 +142,13 @@ def _discover(target: ScanTarget, settings: ScanSettings, with_env: str | None) 
     return found
 
 
-def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFiles) -> None:
+def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFiles,
+                    limits: WheelLimits | None = None) -> None:
     """A wheel's members, read in place and shown where they would be installed."""
     mount_env = system.describe_environment(with_env) if with_env else None
     mount = (mount_env.site_packages[0] if mount_env and mount_env.site_packages
              else f"/(wheel)/{os.path.basename(target.path)}")
-    overlay = WheelOverlay(target.path, mount)
+    overlay = WheelOverlay(target.path, mount, limits)
     found.fs = overlay
     if mount_env is not None:
         found.python = found.python or mount_env.interpreter
@@ -164,9 +167,8 @@ def _discover_wheel(target: ScanTarget, with_env: str | None, found: _TargetFile
             continue
         try:
             head = overlay.head(vpath, 64)
-        except InputFormatError as exc:
-            discovery.skipped.append(Skipped(vpath, exc.reason, True))
-            continue
+        except InputFormatError:
+            continue  # the overlay lists it among the wheel's errors
         parsed = classify_head(head)
         if parsed is None:
             if named_like_library(os.path.basename(vpath)):
@@ -204,7 +206,8 @@ def _state_for(found: _TargetFiles, settings: ScanSettings, states: dict[str | N
 
 def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None = None,
                 progress: Callable[[int], None] | None = None,
-                states: dict[str | None, ScanState] | None = None) -> TargetScan:
+                states: dict[str | None, ScanState] | None = None,
+                limits: WheelLimits | None = None) -> TargetScan:
     """Scan one target: discover, plan hosts, simulate, gather per-file results, findings about
     the environment, and every load report (run_scan groups their problems across targets).
 
@@ -212,7 +215,7 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     same filesystem view (keyed by root), so a file is parsed once however many targets
     reach it; wheels get their own (their members overlay the filesystem).
     """
-    found = _discover(target, settings, with_env)
+    found = _discover(target, settings, with_env, limits)
     state = _state_for(found, settings, states)
     discovery = found.discovery
     candidates, images = _images(state.images, discovery.candidates, discovery.skipped)
@@ -254,7 +257,13 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     findings += [Finding(p.cause or "", p.severity, p.kind, p.cause_summary or p.message, (p,), (p.file,))
                  for p in python_level]
     results.sort(key=lambda r: r.path)
-    return TargetScan(tuple(results), tuple(findings), discovery, tuple(reports), tuple(found.distributions))
+    errors: tuple[str, ...] = ()
+    if isinstance(found.fs, WheelOverlay):
+        # A member that could not be decompressed is the wheel's input error (exit 2), not
+        # also an unreadable-file finding.
+        errors = tuple(found.fs.error_lines())
+        discovery.skipped = [s for s in discovery.skipped if s.path not in found.fs.failed]
+    return TargetScan(tuple(results), tuple(findings), discovery, tuple(reports), tuple(found.distributions), errors)
 
 
 def _run(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | None, discovery: Discovery,
@@ -323,8 +332,9 @@ def _process_model(found: _TargetFiles, candidates: list[Candidate], images: dic
 
 
 def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | None = None,
-             progress: Callable[[int], None] | None = None) -> ScanResult:
-    """Scan every target given (or this environment)."""
+             progress: Callable[[int], None] | None = None,
+             wheel_limits: WheelLimits | None = None) -> ScanResult:
+    """Scan every target given (or this environment); wheels within `wheel_limits`."""
     targets, errors = resolve_targets(specs, settings.python, settings.root)
     files: list[FileResult] = []
     findings: list[Finding] = []
@@ -336,10 +346,11 @@ def run_scan(specs: tuple[str, ...], settings: ScanSettings, with_env: str | Non
     attribution = Attribution(settings.root)
     for target in batched(targets):
         try:
-            scanned = scan_target(target, settings, with_env, progress, states)
+            scanned = scan_target(target, settings, with_env, progress, states, wheel_limits)
         except InputFormatError as exc:
             errors.append(exc.one_line())
             continue
+        errors.extend(scanned.errors)
         files.extend(scanned.files)
         findings.extend(scanned.findings)
         all_reports.extend(scanned.reports)

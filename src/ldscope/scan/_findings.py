@@ -6,6 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from ldscope.elf import open_regular, open_regular_text
 from ldscope.explain import group_by_cause
 from ldscope.loader import ElfImage, LoadEnvironment, LoadReport, Problem
 from ldscope.scan._discover import Candidate
@@ -123,7 +124,7 @@ def _identical(paths: list[str]) -> bool:
         digests = set()
         for p in paths:
             h = hashlib.sha256()
-            with open(p, "rb") as fh:
+            with open_regular(p) as fh:
                 while chunk := fh.read(1 << 20):
                     h.update(chunk)
             digests.add(h.hexdigest())
@@ -134,7 +135,7 @@ def _identical(paths: list[str]) -> bool:
 
 def _sets_ld_library_path(script: str) -> bool:
     try:
-        with open(script, encoding="utf-8", errors="replace") as fh:
+        with open_regular_text(script) as fh:
             return bool(_LD_LIBRARY_PATH_SET.search(fh.read(1 << 20)))
     except OSError:
         return False

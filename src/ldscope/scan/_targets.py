@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from ldscope import system
+from ldscope.elf import special_kind
 from ldscope.vocab import Words
 
 
@@ -44,6 +45,8 @@ def resolve_targets(specs: tuple[str, ...], python: str | None, root: str | None
             path = os.path.join(os.path.abspath(root), spec.lstrip("/"))
         if not os.path.lexists(path):
             errors.append(f"{spec}: no such file or directory")
+        elif (special := _special_kind(path)) is not None:
+            errors.append(f"{spec}: is a {special}, not a regular file (not read)")
         elif spec.endswith(".whl") and os.path.isfile(path):
             targets.append(ScanTarget(spec, TargetKind.WHEEL, path))
         elif os.path.isdir(path):
@@ -55,6 +58,16 @@ def resolve_targets(specs: tuple[str, ...], python: str | None, root: str | None
         else:
             targets.append(ScanTarget(spec, TargetKind.FILE, path))
     return targets, errors
+
+
+def _special_kind(path: str) -> str | None:
+    """"FIFO", "socket", "character device"... for a target that is none of file, directory,
+    wheel (a FIFO would block the read, /dev/zero never end); None otherwise."""
+    try:
+        kind = special_kind(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None  # a broken symlink: the scan says so in its own words
+    return None if kind == "directory" else kind
 
 
 def _default_target(python: str | None, root: str | None) -> ScanTarget:

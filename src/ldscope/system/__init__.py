@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         process_environment,
         search_path,
     )
-    from ldscope.system._filesystem import MAX_MEMBER_BYTES, OSFileSystem, WheelOverlay
+    from ldscope.system._filesystem import RATIO_EXEMPT_BYTES, OSFileSystem, WheelLimits, WheelOverlay
     from ldscope.system._ldcache import (
         CacheEntry,
         CacheLookupContext,
@@ -78,12 +78,15 @@ if TYPE_CHECKING:
         running_interpreter,
     )
     from ldscope.system._toolchain import (
+        Execution,
+        RunPolicy,
         bfd_script_search_dirs,
         driver_dry_run,
         driver_query,
         find_program,
         gold_search_dirs,
         ld_so_conf_dirs,
+        program_to_run,
         run_compiler,
         rust_sysroot,
     )
@@ -95,6 +98,7 @@ _WHERE = {
     "CacheLookupContext": "_ldcache",
     "CpuFeatures": "_platform",
     "DebianOwners": "_dpkg",
+    "Execution": "_toolchain",
     "Distribution": "_python",
     "ImportClosure": "_pyimports",
     "ImportGraph": "_pyimports",
@@ -102,12 +106,14 @@ _WHERE = {
     "LdCache": "_ldcache",
     "LdSoConf": "_ldconf",
     "MACHINES": "_machines",
-    "MAX_MEMBER_BYTES": "_filesystem",
+    "RATIO_EXEMPT_BYTES": "_filesystem",
     "Machine": "_machines",
     "OSFileSystem": "_filesystem",
     "PackageOwner": "_dpkg",
     "PythonEnvironment": "_python",
+    "RunPolicy": "_toolchain",
     "SIMULATED_LOADER_ENV": "_environment",
+    "WheelLimits": "_filesystem",
     "WheelOverlay": "_filesystem",
     "X86_ISA_BASELINE": "_platform",
     "abi_name": "_machines",
@@ -150,6 +156,7 @@ _WHERE = {
     "read_ld_so_conf": "_ldconf",
     "requirement_closure": "_python",
     "resolve_in_root": "_ldconf",
+    "program_to_run": "_toolchain",
     "run_compiler": "_toolchain",
     "running_environment": "_python",
     "running_interpreter": "_python",
@@ -174,7 +181,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "MACHINES",
-    "MAX_MEMBER_BYTES",
+    "RATIO_EXEMPT_BYTES",
     "SIMULATED_LOADER_ENV",
     "X86_ISA_BASELINE",
     "CacheEntry",
@@ -182,6 +189,7 @@ __all__ = [
     "CpuFeatures",
     "DebianOwners",
     "Distribution",
+    "Execution",
     "ImportClosure",
     "ImportGraph",
     "InterpreterABI",
@@ -191,6 +199,8 @@ __all__ = [
     "OSFileSystem",
     "PackageOwner",
     "PythonEnvironment",
+    "RunPolicy",
+    "WheelLimits",
     "WheelOverlay",
     "abi_name",
     "all_hwcaps_subdirs",
@@ -227,6 +237,7 @@ __all__ = [
     "parse_ld_cache",
     "platform_expansion",
     "process_environment",
+    "program_to_run",
     "read_cpu_features",
     "read_distributions",
     "read_ld_so_conf",

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ldscope.elf import read_regular
 from ldscope.system._ldconf import resolve_in_root
 
 _DB = "var/lib/dpkg"
@@ -63,8 +64,7 @@ def _stanzas(text: str) -> list[dict[str, str]]:
 
 def _read_text(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular(path)
     except OSError:
         return None
     # Paths are bytes to dpkg; surrogateescape keeps them equal to what os.fsdecode gives.

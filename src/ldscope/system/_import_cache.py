@@ -16,6 +16,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from ldscope.elf import open_regular_text
+
 _FORMAT = 1
 
 
@@ -44,7 +46,7 @@ class ImportCache:
         if self._entries is None:
             self._entries = {}
             try:
-                with open(self.path, encoding="utf-8") as fh:
+                with open_regular_text(self.path, errors="strict") as fh:
                     doc = json.load(fh)
                 if isinstance(doc, dict) and doc.get("fingerprint") == self.fingerprint:
                     files = doc.get("files")

@@ -10,6 +10,11 @@ the start of the table's header, extension offsets and glibc-hwcaps name offsets
 to the start of the file.  (glibc 2.36's `ldconfig -c compat` writes hwcaps name offsets
 relative to the new header, so in such files ld.so and `ldconfig -p` read the wrong names;
 so does this reader, on purpose.)
+
+Any size is read, as ld.so reads it (elf/dl-cache.c): no entry-count or size limit, only
+its structural checks (the header fits, nlibs entries fit in the file); string indices are
+checked where a lookup uses them, so a bad one spoils that lookup, not the cache.  Entries are
+decoded only where the bisection looks, so a 1M-entry cache costs a lookup O(log n).
 """
 
 from __future__ import annotations
@@ -20,14 +25,14 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ldscope.elf import open_regular
 from ldscope.errors import InputFormatError
 from ldscope.system import _platform as _plat
 from ldscope.system._machines import abi_name
 
 MAGIC_OLD = b"ld.so-1.7.0"
 MAGIC_NEW = b"glibc-ld.so.cache1.1"
-MAX_CACHE_SIZE = 16 << 20  # real caches are tens to hundreds of KiB
-MAX_ENTRIES = 100_000  # per table, and glibc-hwcaps names
+_SPARSE_FLOOR = 64 << 20  # below this a cache is read whatever its blocks say
 MAX_STRING = 4096  # PATH_MAX: longer names could not be opened anyway
 
 FLAG_TYPE_MASK = 0x00FF
@@ -226,25 +231,137 @@ def cache_flags_for(machine: str, variant: str | None = None,
     return only(required) if required is not None else generic
 
 
+class _Table:
+    """One layout's entry table over the cache bytes, decoded only where a lookup looks.
+
+    ld.so (search_cache) reads the O(log n) keys its bisection visits and checks each string
+    index as it uses it (_dl_cache_verify_ptr): a bad index ends that lookup, not the cache.
+    Decoding every entry up front would cost ~600 MB and 8 s of CPU for a 1M-entry cache.
+    """
+
+    __slots__ = (
+        "_all",
+        "_strings",
+        "count",
+        "data",
+        "hwcaps_names",
+        "name",
+        "order",
+        "start",
+        "string_base",
+        "wide",
+    )
+
+    def __init__(self, data: bytes, name: str, order: str, start: int, count: int, wide: bool,
+                 string_base: int, hwcaps_names: tuple[str, ...]) -> None:
+        self.data = data
+        self.name = name
+        self.order = order
+        self.start = start  # offset of entry 0
+        self.count = count
+        self.wide = wide  # new-format entries (24 bytes, with osversion and hwcap)
+        self.string_base = string_base  # entry string indices count from here
+        self.hwcaps_names = hwcaps_names
+        self._strings: dict[int, bytes | None] = {}
+        self._all: tuple[CacheEntry, ...] | None = None
+
+    def _row(self, index: int) -> tuple[int, int, int, int, int]:
+        if self.wide:
+            flags, key, value, osversion, hwcap = struct.unpack_from(
+                self.order + "iIIIQ", self.data, self.start + 24 * index)
+            return flags, key, value, osversion, hwcap
+        flags, key, value = struct.unpack_from(self.order + "iII", self.data, self.start + 12 * index)
+        return flags, key, value, 0, 0
+
+    def _raw(self, index: int) -> bytes | None:
+        """The NUL-terminated string at a string index; None where ld.so could not use one."""
+        if index in self._strings:
+            return self._strings[index]
+        offset = self.string_base + index
+        data = self.data
+        found: bytes | None = None
+        if offset < len(data):
+            end = data.find(b"\0", offset, offset + MAX_STRING + 1)
+            if end >= 0:
+                found = data[offset:end]
+        self._strings[index] = found
+        return found
+
+    def key(self, index: int) -> bytes | None:
+        """Entry `index`'s key, None if its string index is bogus."""
+        return self._raw(self._row(index)[1])
+
+    def entry(self, index: int) -> CacheEntry | None:
+        """Entry `index`, None if its key or path cannot be read (ld.so skips such entries)."""
+        flags, key, value, osversion, hwcap = self._row(index)
+        raw_key, raw_path = self._raw(key), self._raw(value)
+        if raw_key is None or raw_path is None:
+            return None
+        subdir = None
+        if self.wide and _is_extension(hwcap) and (hwcap & 0xFFFFFFFF) < len(self.hwcaps_names):
+            subdir = self.hwcaps_names[hwcap & 0xFFFFFFFF]
+        return CacheEntry(_text(raw_key), _text(raw_path), flags, hwcap, subdir, osversion, index)
+
+    def all(self) -> tuple[CacheEntry, ...]:
+        """Every entry, as `ldconfig -p` lists them; a bad string is an InputFormatError."""
+        if self._all is None:
+            entries = []
+            size = 24 if self.wide else 12
+            for index in range(self.count):
+                entry = self.entry(index)
+                if entry is None:
+                    at = self.start + size * index
+                    raise InputFormatError(self.name, f"entry {index}: string index past the end "
+                                           "of the file, unterminated or over-long", at)
+                entries.append(entry)
+            self._all = tuple(entries)
+        return self._all
+
+
 @dataclass(frozen=True, slots=True)
 class LdCache:
     """A parsed ld.so.cache: the table ld.so uses, its layout and the generator string."""
 
-    entries: tuple[CacheEntry, ...]
+    table: _Table
     format: str  # "old", "new" or "old+new"
     generator: str | None = None
     hwcaps_names: tuple[str, ...] = ()  # the glibc-hwcaps extension's names, in section order
     byteorder: str = "little"
     name: str = ""
+    # What ld.so reads past without ignoring the cache (a malformed extension directory: no
+    # glibc-hwcaps entry is then usable); `ldconfig -p` refuses such a file.
+    problems: tuple[str, ...] = ()
+
+    @property
+    def entries(self) -> tuple[CacheEntry, ...]:
+        """Every entry of the table ld.so uses (decoded on first use; InputFormatError if bad)."""
+        return self.table.all()
+
+    def __len__(self) -> int:
+        return self.table.count
 
     def find(self, soname: str) -> list[CacheEntry]:
-        """Every entry whose key is `soname`, in file order, without any filtering."""
-        return [entry for entry in self.entries if entry.key == soname]
+        """Every entry whose key is `soname`, in file order, without any filtering.
+
+        Found by ld.so's bisection (the table is sorted by _dl_cache_libcmp), so a cache of any
+        size costs O(log n) here; entries with unreadable strings are left out.
+        """
+        table = self.table
+        found = []
+        for index in self._binary_search(soname.encode("utf-8", "surrogateescape")):
+            entry = table.entry(index)
+            if entry is not None:
+                found.append(entry)
+        return found
 
     def ldconfig_lines(self) -> list[str]:
-        """The listing `ldconfig -p` prints for this cache, line by line."""
-        lines = [f"{len(self.entries)} libs found in cache `{self.name}'"]
-        lines.extend("\t" + entry.describe() for entry in self.entries)
+        """The listing `ldconfig -p` prints for this cache, line by line (InputFormatError where
+        ldconfig -p fails: a bad string index, malformed extension data)."""
+        if self.problems:
+            raise InputFormatError(self.name, self.problems[0])
+        entries = self.entries
+        lines = [f"{len(entries)} libs found in cache `{self.name}'"]
+        lines.extend("\t" + entry.describe() for entry in entries)
         if self.generator is not None:
             lines.append(f"Cache generated by: {self.generator}")
         return lines
@@ -256,27 +373,43 @@ class LdCache:
         cache entry: if that file cannot be used it goes on with the default directories);
         element k is what it would take if elements 0..k-1 were not in the cache.
         """
-        group = self._binary_search(soname.encode("utf-8", "surrogateescape"))
+        table = self.table
+        group: list[CacheEntry] = []
+        for index in self._binary_search(soname.encode("utf-8", "surrogateescape")):
+            entry = table.entry(index)
+            if entry is not None:  # a bad path index: _dl_cache_verify_ptr skips the entry
+                group.append(entry)
         if not group:
             return []
         priorities = _hwcaps_priorities(self.hwcaps_names, context.hwcaps_subdirs)
-        return [self.entries[i] for i in self._rank(group, context, priorities)]
+        return self._rank(group, context, priorities)
 
     def _binary_search(self, name: bytes) -> list[int]:
-        """Indices search_cache scans for `name`: first match found by bisection, then onward."""
-        keys = [entry.key.encode("utf-8", "surrogateescape") for entry in self.entries]
-        left, right = 0, len(keys) - 1
+        """Indices search_cache scans for `name`: first match found by bisection, then onward.
+
+        A bogus key index met on the way ends the search with nothing, as in search_cache.
+        """
+        key = self.table.key
+        left, right = 0, self.table.count - 1
         while left <= right:
             middle = (left + right) // 2
-            cmp = _libcmp(name, keys[middle])
+            probe = key(middle)
+            if probe is None:
+                return []
+            cmp = _libcmp(name, probe)
             if cmp == 0:
                 left = middle
-                while middle > 0 and _libcmp(name, keys[middle - 1]) == 0:
+                while middle > 0:
+                    before = key(middle - 1)
+                    if before is None or _libcmp(name, before) != 0:
+                        break
                     middle -= 1
                 group = []
                 while middle <= right:
-                    if middle > left and _libcmp(name, keys[middle]) != 0:
-                        break
+                    if middle > left:
+                        after = key(middle)
+                        if after is None or _libcmp(name, after) != 0:
+                            break
                     group.append(middle)
                     middle += 1
                 return group
@@ -286,7 +419,8 @@ class LdCache:
                 right = middle - 1
         return []
 
-    def _rank(self, group: list[int], ctx: CacheLookupContext, priorities: list[int]) -> list[int]:
+    def _rank(self, group: list[CacheEntry], ctx: CacheLookupContext,
+              priorities: list[int]) -> list[CacheEntry]:
         """search_cache's choice among `group`, then its next choice without it, and so on.
 
         New format: glibc-hwcaps entries compete by priority (ties: file order) until the scan
@@ -295,17 +429,16 @@ class LdCache:
         format: the scan keeps going until an entry with the default flags; without one the
         last accepted entry wins.
         """
-        entries = self.entries
-        accepted = [i for i in group if entries[i].flags in ctx.accepted_flags]
+        accepted = [e for e in group if e.flags in ctx.accepted_flags]
         if self.format == "old":
-            exact = [i for i in accepted if entries[i].flags == ctx.default_flags]
-            return exact + [i for i in reversed(accepted) if entries[i].flags != ctx.default_flags]
+            exact = [e for e in accepted if e.flags == ctx.default_flags]
+            return exact + [e for e in reversed(accepted) if e.flags != ctx.default_flags]
         platform = (1 << ctx.platform_bit) if ctx.platform_bit is not None else _U64
         exclude = ~(ctx.legacy_hwcap | ctx.platform_mask | HWCAP_TLS_MASK) & _U64
-        ranked: list[int] = []
-        pending: list[tuple[int, int]] = []  # (priority, index) of usable glibc-hwcaps entries
-        for i in accepted:
-            hwcap = entries[i].hwcap
+        ranked: list[CacheEntry] = []
+        pending: list[tuple[int, int, CacheEntry]] = []  # (priority, index, entry): glibc-hwcaps
+        for entry in accepted:
+            hwcap = entry.hwcap
             wrong_platform = bool(ctx.platform_mask and hwcap & ctx.platform_mask
                                   and hwcap & ctx.platform_mask != platform)
             if _is_extension(hwcap):
@@ -316,14 +449,14 @@ class LdCache:
                 index = hwcap & 0xFFFFFFFF
                 priority = priorities[index] if index < len(priorities) else 0
                 if priority and not wrong_platform:
-                    heapq.heappush(pending, (priority, i))
+                    heapq.heappush(pending, (priority, entry.index, entry))
                 continue
             while pending:  # this plain entry ends any scan that already has a candidate
-                ranked.append(heapq.heappop(pending)[1])
+                ranked.append(heapq.heappop(pending)[2])
             if not (hwcap & exclude or wrong_platform):
-                ranked.append(i)
+                ranked.append(entry)
         while pending:
-            ranked.append(heapq.heappop(pending)[1])
+            ranked.append(heapq.heappop(pending)[2])
         return ranked
 
 
@@ -385,17 +518,21 @@ def _hwcaps_priorities(cache_names: Sequence[str], active: Sequence[str]) -> lis
 
 
 def load_ld_cache(path: str = "/etc/ld.so.cache") -> LdCache:
-    """Read and parse an ld.so.cache file (bounded to MAX_CACHE_SIZE bytes)."""
+    """Read and parse an ld.so.cache file of any size (ld.so maps all of it)."""
+    # No size or entry-count limit: ld.so (elf/dl-cache.c _dl_load_cache_lookup) maps the whole
+    # file and only checks that the header fits and that nlibs entries fit in the file's size.
+    # The work here is bounded the same way: by the bytes really in the file.
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > MAX_CACHE_SIZE:
-                raise InputFormatError(path, f"cache file too large ({size} bytes)")
-            data = handle.read(MAX_CACHE_SIZE + 1)
+        with open_regular(path) as handle:
+            info = os.fstat(handle.fileno())
+            on_disk = info.st_blocks * 512
+            if info.st_size > _SPARSE_FLOOR and on_disk * 16 < info.st_size:
+                # Memory is bounded by what is really on disk: ldconfig never writes holes.
+                raise InputFormatError(path, f"sparse cache file: {info.st_size} bytes claimed, "
+                                       f"{on_disk} on disk")
+            data = handle.read(info.st_size)
     except OSError as exc:
         raise InputFormatError(path, f"cannot read cache: {exc.strerror or exc}") from None
-    if len(data) > MAX_CACHE_SIZE:
-        raise InputFormatError(path, "cache file too large")
     return parse_ld_cache(data, path)
 
 
@@ -434,7 +571,7 @@ class _Parser:
 
     def parse_old(self) -> LdCache:
         data = self.data
-        if len(data) < 16:
+        if len(data) <= 16:  # ld.so: cachesize > sizeof (struct cache_file)
             raise self.fail("truncated old-format header", len(data))
         room = (len(data) - 16) // 12
         order = "<"
@@ -445,22 +582,17 @@ class _Parser:
             if nlibs > room:
                 raise self.fail(f"entry count {struct.unpack_from('<I', data, 12)[0]} "
                                 "does not fit in the file", 12)
-        if nlibs > MAX_ENTRIES:
-            raise self.fail(f"implausible entry count {nlibs}", 12)
         end = 16 + nlibs * 12
         for new_at in sorted({(end + 7) & ~7, end}):
             if data[new_at:new_at + len(MAGIC_NEW)] == MAGIC_NEW and len(data) >= new_at + 48:
                 return self.parse_new(new_at, "old+new")
-        entries = []
-        for i, (flags, key, value) in enumerate(struct.iter_unpack(order + "iII", data[16:end])):
-            at = 16 + i * 12
-            entries.append(CacheEntry(self.string(end + key, at), self.string(end + value, at),
-                                      flags, index=i))
-        return LdCache(tuple(entries), "old", byteorder=_ORDER_NAMES[order], name=self.name)
+        table = _Table(data, self.name, order, 16, nlibs, False, end, ())
+        return LdCache(table, "old", byteorder=_ORDER_NAMES[order], name=self.name)
 
     def parse_new(self, base: int, fmt: str) -> LdCache:
         data = self.data
-        if len(data) < base + 48:
+        # ld.so: cachesize > sizeof (struct cache_file_new); inside an old table, >= suffices.
+        if len(data) < base + 48 + (base == 0):
             raise self.fail("truncated new-format header", len(data))
         endian = data[base + 28] & 3
         if endian == 1:
@@ -473,29 +605,29 @@ class _Parser:
             order = "<" if endian == 2 else ">"
         nlibs, _len_strings = struct.unpack_from(order + "II", data, base + 20)
         ext_offset = struct.unpack_from(order + "I", data, base + 32)[0]
+        # The one structural check ld.so makes: nlibs entries fit in the file (no count limit).
         if nlibs > room:
             raise self.fail(f"entry count {nlibs} does not fit in the file", base + 20)
-        if nlibs > MAX_ENTRIES:
-            raise self.fail(f"implausible entry count {nlibs}", base + 20)
-        hwcaps_names, generator = self.extensions(order, ext_offset)
-        entries = []
-        start = base + 48
-        rows = struct.iter_unpack(order + "iIIIQ", data[start:start + nlibs * 24])
-        for i, (flags, key, value, osversion, hwcap) in enumerate(rows):
-            at = start + i * 24
-            subdir = None
-            if _is_extension(hwcap) and (hwcap & 0xFFFFFFFF) < len(hwcaps_names):
-                subdir = hwcaps_names[hwcap & 0xFFFFFFFF]
-            entries.append(CacheEntry(self.string(base + key, at), self.string(base + value, at),
-                                      flags, hwcap, subdir, osversion, i))
-        return LdCache(tuple(entries), fmt, generator, hwcaps_names, _ORDER_NAMES[order],
-                       self.name)
+        hwcaps_names, generator, problem = self.extensions(order, ext_offset)
+        table = _Table(data, self.name, order, base + 48, nlibs, True, base, hwcaps_names)
+        return LdCache(table, fmt, generator, hwcaps_names, _ORDER_NAMES[order], self.name,
+                       (problem,) if problem else ())
 
-    def extensions(self, order: str, offset: int) -> tuple[tuple[str, ...], str | None]:
-        """cache_extension_load: (glibc-hwcaps names, generator string)."""
+    def extensions(self, order: str, offset: int) -> tuple[tuple[str, ...], str | None, str | None]:
+        """cache_extension_load: (glibc-hwcaps names, generator string, what was wrong).
+
+        A malformed extension directory does not make ld.so ignore the cache: it loads
+        without the extensions, so no glibc-hwcaps entry is usable (priority 0).
+        """
+        try:
+            return self._extensions(order, offset)
+        except InputFormatError as exc:
+            return (), None, exc.reason
+
+    def _extensions(self, order: str, offset: int) -> tuple[tuple[str, ...], str | None, str | None]:
         data = self.data
         if offset == 0:
-            return (), None
+            return (), None, None
         if offset % 4 or offset + 8 > len(data):
             raise self.fail(f"malformed extension directory offset {offset:#x}", offset)
         magic, count = struct.unpack_from(order + "II", data, offset)
@@ -517,14 +649,18 @@ class _Parser:
             gen_off, gen_size = sections[TAG_GENERATOR]
             generator = data[gen_off:gen_off + gen_size].decode("utf-8", "replace")
         names: list[str] = []
+        problem = None
         hw_off, hw_size = sections.get(TAG_GLIBC_HWCAPS, (0, 0))
-        if hw_size > 4 * MAX_ENTRIES:
-            raise self.fail(f"implausible glibc-hwcaps section size {hw_size}", hw_off)
         if hw_size and hw_off % 4 == 0 and hw_size % 4 == 0:  # cache_extension_verify
             for i, (index,) in enumerate(struct.iter_unpack(order + "I",
                                                             data[hw_off:hw_off + hw_size])):
-                names.append(self.string(index, hw_off + 4 * i))
-        return tuple(names), generator
+                try:
+                    names.append(self.string(index, hw_off + 4 * i))
+                except InputFormatError as exc:
+                    # ld.so gives a name it cannot read priority 0: "" is never an active one.
+                    names.append("")
+                    problem = problem or f"glibc-hwcaps name {i}: {exc.reason}"
+        return tuple(names), generator, problem
 
 
 _ORDER_NAMES = {"<": "little", ">": "big"}

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ldscope.elf import open_regular_text
 from ldscope.system._machines import abi_name, known_machine, machine, normalize_machine
 
 # GNU_PROPERTY_X86_ISA_1_* bits, as in cpu_features->isa_1 and GNU_PROPERTY_X86_ISA_1_NEEDED.
@@ -90,7 +91,7 @@ def parse_cpuinfo(text: str, machine: str | None = None) -> CpuFeatures:
 
 def read_cpu_features(path: str = "/proc/cpuinfo", machine: str | None = None) -> CpuFeatures:
     """Read the running CPU's features from /proc/cpuinfo (reading only, bounded)."""
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with open_regular_text(path) as handle:
         text = handle.read(4 << 20)
     return parse_cpuinfo(text, machine)
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 from packaging.tags import Tag, compatible_tags, cpython_tags, generic_tags
 from packaging.utils import parse_wheel_filename
 
-from ldscope.elf import ElfFile, InputFormatError
+from ldscope.elf import ElfFile, InputFormatError, open_regular_text, read_regular
 from ldscope.system._ldconf import resolve_in_root
 from ldscope.system._machines import Machine, abi_name, known_machine
 from ldscope.system._platform import default_search_dirs
@@ -97,7 +97,7 @@ def _host_interpreter(interpreter: str, root: str | None) -> tuple[str, str]:
 
 def _read_pyvenv(prefix: str) -> dict[str, str]:
     try:
-        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as fh:
+        with open_regular_text(os.path.join(prefix, "pyvenv.cfg")) as fh:
             lines = fh.read().splitlines()
     except OSError:
         return {}
@@ -191,7 +191,7 @@ def _sysconfig_file(libdir: str, abiflags: str, triplet: str | None) -> str | No
 def _config_vars(path: str, keys: tuple[str, ...]) -> dict[str, object]:
     """Values of build_time_vars keys, found by regex in the file's text (never executed)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open_regular_text(path) as fh:
             text = fh.read()
     except OSError:
         return {}
@@ -278,8 +278,7 @@ def _libc_version(path: str, wanted: str) -> tuple[int, int] | None:
     except (OSError, InputFormatError):
         return None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_regular(path)
     except OSError:
         data = b""
     # gnu_get_libc_version()'s string is in the banner ("... stable release version 2.36.");

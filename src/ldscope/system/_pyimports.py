@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ldscope.elf import open_regular
 from ldscope.system._import_cache import ImportCache, scanner_fingerprint
 
 # The lines that open or close blocks, and the import statements. Other lines are skipped.
@@ -109,21 +110,28 @@ class ImportGraph:
         """The file a dotted module name is imported from, or None (stdlib, not installed)."""
         if name in self._resolved:
             return self._resolved[name]
-        found: ModuleFile | None = None
+        # Parents first, in a loop: a dotted name of 1,000 parts (from a hostile import
+        # statement or a package tree that deep) must not recurse 1,000 frames deep.
         parts = name.split(".")
-        if len(parts) > 1:
-            parent = self.resolve(".".join(parts[:-1]))
-            dirs = []
-            if parent is not None and parent.is_package:
-                dirs = [parent.path if os.path.isdir(parent.path) else os.path.dirname(parent.path)]
-        else:
-            dirs = list(self.site_packages)
-        leaf = parts[-1]
-        for directory in dirs:
-            found = self._find_in(directory, name, leaf)
-            if found is not None:
-                break
-        self._resolved[name] = found
+        first = len(parts)
+        while first > 1 and ".".join(parts[:first - 1]) not in self._resolved:
+            first -= 1
+        found: ModuleFile | None = None
+        for count in range(first, len(parts) + 1):
+            dotted = ".".join(parts[:count])
+            if count > 1:
+                parent = self._resolved[".".join(parts[:count - 1])]
+                dirs = []
+                if parent is not None and parent.is_package:
+                    dirs = [parent.path if os.path.isdir(parent.path) else os.path.dirname(parent.path)]
+            else:
+                dirs = list(self.site_packages)
+            found = None
+            for directory in dirs:
+                found = self._find_in(directory, dotted, parts[count - 1])
+                if found is not None:
+                    break
+            self._resolved[dotted] = found
         return found
 
     def _find_in(self, directory: str, name: str, leaf: str) -> ModuleFile | None:
@@ -167,7 +175,7 @@ class ImportGraph:
         unchanged, else read and scanned (and remembered)."""
         cache = next((c for prefix, c in self._caches if path.startswith(prefix)), None)
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:  # a FIFO named x.py is never opened
                 stat = os.fstat(fh.fileno())
                 if cache is not None:
                     cached = cache.get(path, stat, package)
@@ -208,8 +216,20 @@ class ImportGraph:
         cached = self._states.get(name)
         if cached is not None:
             return cached
+        # The uncomputed prefixes, shortest first, in a loop (not recursion: see resolve).
+        missing = [name]
         parent = name.rpartition(".")[0]
-        st = self._state_after(parent).copy() if parent else _ImportState()
+        while parent and parent not in self._states:
+            missing.append(parent)
+            parent = parent.rpartition(".")[0]
+        st = _ImportState()
+        for prefix in reversed(missing):
+            above = prefix.rpartition(".")[0]
+            st = self._state_of(prefix, self._states[above].copy() if above else _ImportState())
+        return st
+
+    def _state_of(self, name: str, st: _ImportState) -> _ImportState:
+        """What running `name` adds to `st` (its parent's state, copied), memoised."""
         stack = [name]
         while stack:  # first pass: every module reached, and which are imported under a try
             current = stack.pop()

@@ -8,7 +8,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from ldscope.elf import NEVER_NATIVE, is_elf
+from ldscope.elf import NEVER_NATIVE, is_elf, open_regular_text, read_regular
 
 _DIST_NAME = re.compile(r"[-_.]+")
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -62,18 +62,20 @@ def find_interpreter(prefix: str) -> str | None:
         if os.path.isfile(c) and not c.endswith("-config"):
             real = os.path.realpath(c)
             try:
-                with open(real, "rb") as fh:
-                    if is_elf(fh.read(4)):
-                        return real
+                if is_elf(read_regular(real, 4)):
+                    return real
             except OSError:
                 continue
     cfg = os.path.join(prefix, "pyvenv.cfg")
-    if os.path.exists(cfg):
-        with open(cfg, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                key, _, value = line.partition("=")
-                if key.strip() == "executable" and os.path.exists(value.strip()):
-                    return os.path.realpath(value.strip())
+    try:
+        with open_regular_text(cfg) as fh:
+            lines = fh.read(1 << 20).splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "executable" and os.path.exists(value.strip()):
+            return os.path.realpath(value.strip())
     return None
 
 
@@ -137,12 +139,12 @@ def read_distributions(site_packages: tuple[str, ...]) -> list[Distribution]:
     for site in site_packages:
         for info in sorted(glob.glob(os.path.join(site, "*.dist-info"))):
             try:
-                with open(os.path.join(info, "METADATA"), encoding="utf-8", errors="replace") as fh:
+                with open_regular_text(os.path.join(info, "METADATA")) as fh:
                     metadata = fh.read()
             except OSError:
                 continue
             try:
-                with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as fh:
+                with open_regular_text(os.path.join(info, "RECORD")) as fh:
                     record = fh.read()
             except OSError:
                 record = ""

@@ -4,15 +4,21 @@ ones, what a compiler driver would run (`gcc -###`), rustc's sysroot.
 
 Each question runs at most a dry-run query of the program (`--verbose`, `-###`,
 `--print sysroot`) and is answered from the environment given, never the process's own.
+
+Which program may be run is decided by the caller's `RunPolicy`: a command the user gave runs
+its own programs; a build log's line (untrusted input: a CI artifact, a bug report) runs
+programs found on PATH by their name only, never a path the log names; `--no-exec` runs
+nothing, and each answer is then a built-in default that says it was assumed.
 """
 
 from __future__ import annotations
 
+import enum
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ldscope.system._environment import home_directory, search_path
@@ -30,16 +36,71 @@ _DEBIAN_BFD_X86_64 = (
 DRIVER_TIMEOUT = 60
 
 
-def find_program(name: str, env: Mapping[str, str]) -> str | None:
-    """The program `name` as a shell with `env` would run it (a path is checked as given)."""
+class Execution(enum.Enum):
+    """Whose programs ldscope may run to ask the toolchain about a link line."""
+
+    OWN = "own"  # the line's own programs: a command the user gave, or a log with --trust-log
+    BY_NAME = "by-name"  # a log's line: its programs by name only, found on PATH, never its paths
+    NONE = "none"  # --no-exec: nothing at all; built-in defaults, said to be assumed
+
+
+@dataclass(frozen=True, slots=True)
+class RunPolicy:
+    """What may be run for one link line: whose programs, and a driver the user named
+    (`--driver`) to ask instead of the line's own."""
+
+    execution: Execution = Execution.OWN
+    driver: str | None = None
+
+    @property
+    def may_run(self) -> bool:
+        """Whether anything at all may be run."""
+        return self.execution is not Execution.NONE
+
+
+def find_program(name: str, env: Mapping[str, str], cwd: str | None = None) -> str | None:
+    """The program `name` as a shell with `env` would run it: a path is taken from `cwd`
+    (a relative one is None without it: never from ldscope's own directory), a bare name is
+    looked up in the absolute directories of PATH (relative entries, such as `.` or an empty
+    one, are skipped for the same reason)."""
     if os.sep in name:
-        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    return shutil.which(name, path=search_path(env))
+        if not os.path.isabs(name):
+            if cwd is None:
+                return None
+            name = os.path.join(cwd, name)
+        return name if _is_executable(name) else None
+    if not name or name in (".", ".."):
+        return None
+    for directory in search_path(env).split(os.pathsep):
+        if os.path.isabs(directory):
+            candidate = os.path.join(directory, name)
+            if _is_executable(candidate):
+                return candidate
+    return None
 
 
-def bfd_script_search_dirs(program: str, emulation: str | None, env: Mapping[str, str]
+def _is_executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def program_to_run(name: str, env: Mapping[str, str], cwd: str | None, execution: Execution) -> str | None:
+    """The program to run for `name` under `execution` (None: not found, or nothing may run):
+    the name as written (from `cwd`) for the user's own line, its basename on PATH for a log's."""
+    if execution is Execution.NONE:
+        return None
+    if execution is Execution.BY_NAME:
+        return find_program(os.path.basename(name), env)
+    return find_program(name, env, cwd)
+
+
+def bfd_script_search_dirs(program: str, emulation: str | None, env: Mapping[str, str], ask: bool = True
                            ) -> tuple[tuple[str, ...], str]:
-    """SEARCH_DIRs of bfd's default script (asked with --verbose) and where they came from."""
+    """SEARCH_DIRs of bfd's default script (asked of `program`, an absolute path or a name
+    on PATH, with --verbose; `ask` False: never asked) and where they came from."""
+    if not ask:
+        if emulation in (None, "elf_x86_64"):
+            return _DEBIAN_BFD_X86_64, "documented Debian 12 binutils defaults, assumed (--no-exec: `ld --verbose` not run)"
+        return (), f"no default directories known for emulation {emulation} (--no-exec: `ld --verbose` not run)"
     exe = find_program(program, env) or find_program("ld.bfd", env) or find_program("ld", env)
     return _bfd_script_search_dirs(exe, emulation)
 
@@ -78,10 +139,11 @@ def ld_so_conf_dirs(sysroot: str | None) -> tuple[str, ...]:
 
 
 def driver_dry_run(argv: list[str], cwd: str, env: Mapping[str, str]) -> tuple[str | None, str]:
-    """Run `DRIVER -### ARGS` (a dry run: nothing is compiled or linked); (its stderr, or None
-    with why it could not be asked)."""
+    """Run `DRIVER -### ARGS` (a dry run: nothing is compiled or linked; DRIVER an absolute
+    path or a name on PATH, chosen by the caller's RunPolicy); (its stderr, or None with why
+    it could not be asked)."""
     program = argv[0]
-    exe = find_program(program, env)
+    exe = find_program(program, env, cwd)
     if exe is None or not os.path.exists(exe):
         return None, f"driver {program!r} is not installed here"
     try:
@@ -97,12 +159,12 @@ def driver_dry_run(argv: list[str], cwd: str, env: Mapping[str, str]) -> tuple[s
 def driver_query(program: str, option: str, cwd: str, env: Mapping[str, str]) -> str | None:
     """The one line a driver prints for a query option (`-print-prog-name=ld`,
     `-print-sysroot`): nothing is compiled or linked; None if it cannot be asked."""
-    exe = find_program(program, env)
+    exe = find_program(program, env, cwd)
     if exe is None or not os.path.exists(exe):
         return None
     # The answer names no input, so it is the same for every link of a run (a log's links ask
     # the same driver the same question): asked once per program, option and environment.
-    key = (os.path.normpath(os.path.join(cwd, exe)), option, tuple(sorted(env.items())))
+    key = (os.path.normpath(exe), option, tuple(sorted(env.items())))
     if key not in _QUERY_ANSWERS:
         _QUERY_ANSWERS[key] = _ask_driver(exe, option, cwd, env)
     return _QUERY_ANSWERS[key]
@@ -127,7 +189,7 @@ COMPILE_TIMEOUT = 600
 def run_compiler(argv: list[str], cwd: str, env: Mapping[str, str]) -> str | None:
     """Run the user's own compile command (only behind `link --compile`); None on success,
     else why it failed (the compiler's last lines)."""
-    exe = find_program(argv[0], env)
+    exe = find_program(argv[0], env, cwd)
     if exe is None or not os.path.exists(exe):
         return f"compiler {argv[0]!r} is not installed here"
     try:
@@ -142,7 +204,8 @@ def run_compiler(argv: list[str], cwd: str, env: Mapping[str, str]) -> str | Non
 
 
 def rust_sysroot(env: Mapping[str, str]) -> str | None:
-    """rustc's sysroot (asks `rustc --print sysroot`, a toolchain query)."""
+    """rustc's sysroot (asks `rustc --print sysroot` of the rustc on PATH, else
+    ~/.cargo/bin/rustc: the user's own, never one a log names)."""
     home = home_directory(env)
     candidates = [find_program("rustc", env)]
     if home:

@@ -3,6 +3,10 @@
 A compiler-driver command is turned into the real linker line by asking the driver
 (`gcc -### …` is a dry run: nothing is compiled or linked). Without the driver, documented
 defaults of Debian 12's gcc are used instead, and the result says so.
+
+Which driver is asked follows the line's RunPolicy: the command's own for a command the user
+gave, the same name found on PATH for a log's line (a path a log names is never run), the one
+named with `--driver`, or none (`--no-exec`).
 """
 
 from __future__ import annotations
@@ -10,8 +14,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ldscope.elf import NotRegularFileError, read_regular
 from ldscope.linker.frontend._driver import (
     COMPILE_ONLY,
     DriverPlan,
@@ -20,7 +25,16 @@ from ldscope.linker.frontend._driver import (
     fallback_linker_argv,
     is_driver_name,
 )
-from ldscope.system import driver_dry_run, driver_query, environment_or_process, find_program, run_compiler
+from ldscope.system import (
+    Execution,
+    RunPolicy,
+    driver_dry_run,
+    driver_query,
+    environment_or_process,
+    find_program,
+    program_to_run,
+    run_compiler,
+)
 
 LINKERS = ("bfd", "gold", "lld", "mold")
 _MAX_RESPONSE_DEPTH = 16
@@ -65,16 +79,24 @@ class LinkLine:
     linker_program: str
     source: str  # "linker" | "driver" | "driver-fallback" | "log"
     notes: tuple[str, ...]
-    # The linker binary the line really runs: collect2's `ld` as the driver names it
-    # (`-print-prog-name`, e.g. a cross toolchain's aarch64-linux-gnu/bin/ld), or the
-    # linker program itself found on PATH; None when unknown.
+    # The linker binary the line really runs, as an absolute path ldscope may run under the
+    # line's policy: collect2's `ld` as the driver names it (`-print-prog-name`, e.g. a cross
+    # toolchain's aarch64-linux-gnu/bin/ld), or the linker program itself (a log's by its name
+    # on PATH); None when unknown.
     linker_path: str | None = None
+    # What may be run for this line (kept, so a fix re-resolved from it asks the same programs).
+    policy: RunPolicy = field(default_factory=RunPolicy)
 
     def program_for(self, linker: str) -> str:
         """The program that runs when this line is linked with `linker`: the line's own
-        binary when it is that linker, else the line's program (its name decides)."""
+        binary when it is that linker, else the line's program (its name decides): an
+        absolute path, or a bare name to find on PATH when the line's paths are not trusted."""
         if self.linker_path is not None and linker_from_program(self.linker_path) == linker:
             return self.linker_path
+        if self.policy.execution is Execution.BY_NAME:
+            return os.path.basename(self.linker_program)
+        if os.sep in self.linker_program and not os.path.isabs(self.linker_program):
+            return os.path.join(self.cwd, self.linker_program)  # as the link runs it, never from ldscope's cwd
         return self.linker_program
 
     def message_program(self, linker: str) -> str:
@@ -129,10 +151,12 @@ def expand_response_files(argv: list[str], cwd: str, notes: list[str], depth: in
             continue
         path = os.path.join(cwd, word[1:])
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(_MAX_RESPONSE_BYTES + 1)
+            data = read_regular(path, _MAX_RESPONSE_BYTES + 1)
+        except NotRegularFileError as exc:
+            # gcc would block on a FIFO or read a device for ever: not a line to predict.
+            raise CommandLineError(f"response file {word[1:]} {exc.reason}") from None
         except OSError:
-            out.append(word)
+            out.append(word)  # as gcc does: an @file that cannot be opened is a plain word
             continue
         if len(data) > _MAX_RESPONSE_BYTES:
             raise CommandLineError(f"response file {word[1:]} is larger than 16 MiB")
@@ -184,7 +208,8 @@ def parse_driver_output(stderr: str) -> list[str] | None:
 
 
 def run_driver_dry(argv: list[str], cwd: str, env: Mapping[str, str]) -> tuple[list[str] | None, str]:
-    """Ask the driver for its linker line (`-###`); (argv or None, why not)."""
+    """Ask the driver argv[0] (already chosen by the line's policy) for its linker line
+    (`-###`); (argv or None, why not)."""
     program = argv[0]
     stderr, why = driver_dry_run(argv, cwd, env)
     if stderr is None:
@@ -208,15 +233,44 @@ def _program_kind(program: str, env: Mapping[str, str]) -> str:
     return "unknown"
 
 
+def _driver_to_ask(program: str, policy: RunPolicy, cwd: str, env: Mapping[str, str],
+                   notes: list[str]) -> tuple[str | None, str]:
+    """The driver to run `-###` and `-print-prog-name` with under `policy`; (it or None, why not)."""
+    if not policy.may_run:
+        return None, "--no-exec: the driver was not asked (-###)"
+    if policy.driver is not None:
+        exe = find_program(policy.driver, env)
+        if exe is None:
+            raise CommandLineError(f"--driver {policy.driver!r} is not an executable program here")
+        notes.append(f"asked the driver named with --driver ({exe}) instead of the line's {program!r}")
+        return exe, ""
+    exe = program_to_run(program, env, cwd, policy.execution)
+    untrusted_path = policy.execution is Execution.BY_NAME and os.sep in program
+    if exe is None:
+        if untrusted_path:
+            return None, (f"the log's driver {program!r} is not run (--trust-log runs a log's own programs, "
+                          f"--driver names one) and no {os.path.basename(program)!r} is on PATH")
+        return None, f"driver {program!r} is not installed here"
+    if untrusted_path and exe != program:
+        # A log is untrusted input: its driver's path is never run, the same name on PATH is.
+        notes.append(f"the log's driver {program!r} is not run (--trust-log runs a log's own programs); "
+                     f"asked {exe}, found on PATH by its name, instead")
+    return exe, ""
+
+
 def resolve_link_line(
     argv: list[str] | tuple[str, ...], cwd: str | None = None, linker: str | None = None,
     env: Mapping[str, str] | None = None, use_driver: bool = True, source: str | None = None,
-    compile_into: str | None = None,
+    compile_into: str | None = None, policy: RunPolicy | None = None,
 ) -> LinkLine:
     """Turn a user command (driver or linker, with @files) into the linker argv to simulate.
 
     A driver command that compiles sources raises CompilesFirstError, unless `compile_into`
-    names a directory: then the user's compiler makes the objects there first (`--compile`)."""
+    names a directory: then the user's compiler makes the objects there first (`--compile`).
+    `policy` says which programs may be asked (default: the command's own, or for
+    `source="log"` its programs by name on PATH only: a log is untrusted input)."""
+    if policy is None:
+        policy = RunPolicy(Execution.BY_NAME) if source == "log" else RunPolicy()
     if not argv:
         raise CommandLineError("empty command line")
     where = os.path.abspath(cwd or os.getcwd())
@@ -240,9 +294,10 @@ def resolve_link_line(
         if plan.stops_before_link is not None:
             raise NotALinkError(f"not a link: this command {COMPILE_ONLY[plan.stops_before_link]}; "
                                 "there is no link step to predict")
+        driver, why = _driver_to_ask(program, policy, where, variables, notes) if use_driver else (None, "")
         if plan.sources:
             if compile_into is None:
-                step = _link_step(words, plan, where, variables) if use_driver else ()
+                step = _link_step([driver, *words[1:]], plan, where, variables) if driver else ()
                 names = ", ".join(src for _, src in plan.sources)
                 remedy = ("its objects were the compiler's temporary files: run the command yourself "
                           "with --compile" if source == "log" else
@@ -250,17 +305,18 @@ def resolve_link_line(
                 raise CompilesFirstError(
                     f"this command compiles {names} first: the link step's inputs don't exist yet ({remedy})",
                     tuple(src for _, src in plan.sources), step)
-            words = _compiled(words, plan, compile_into, where, variables, notes)
+            if driver is None or not policy.may_run:
+                raise CommandLineError(f"--compile: {why or 'the driver may not be run'}")
+            words = _compiled([driver, *words[1:]], plan, compile_into, where, variables, notes, program)
         found: list[str] | None = None
-        why = ""
-        if use_driver:
-            found, why = run_driver_dry(words, where, variables)
+        if driver is not None:
+            found, why = run_driver_dry([driver, *words[1:]], where, variables)
         if found is not None:
             ld_argv = found
             chosen_from = "driver"
-            notes.append(f"link line obtained from `{os.path.basename(program)} -###` (dry run)")
-            if os.path.basename(found[0]) == "collect2":
-                linker_path = _collect2_linker(words, linker or _fuse_ld(words), where, variables)
+            notes.append(f"link line obtained from `{os.path.basename(driver or program)} -###` (dry run)")
+            if os.path.basename(found[0]) == "collect2" and driver is not None:
+                linker_path = _collect2_linker([driver, *words[1:]], linker or _fuse_ld(words), where, variables)
         else:
             ld_argv, fallback_notes = fallback_linker_argv(words)
             chosen_from = "driver-fallback"
@@ -268,13 +324,17 @@ def resolve_link_line(
             notes.extend(fallback_notes)
     else:
         ld_argv = words
-        linker_path = find_program(program, variables) if os.path.basename(program) != "collect2" else None
+        if policy.driver is not None:
+            notes.append(f"--driver {policy.driver} not used: the line is a linker command, not a driver's")
+        linker_path = (program_to_run(program, variables, where, policy.execution)
+                       if os.path.basename(program) != "collect2" else None)
     name = linker or _fuse_ld(ld_argv) or _fuse_ld(words) or linker_from_program(ld_argv[0], variables) or "bfd"
     if name not in LINKERS:
         raise CommandLineError(f"unknown linker {name!r} (choose one of {', '.join(LINKERS)})")
     return LinkLine(
         argv=tuple(ld_argv), original=tuple(argv), cwd=where, linker=name,
         linker_program=ld_argv[0], source=source or chosen_from, notes=tuple(notes), linker_path=linker_path,
+        policy=policy,
     )
 
 
@@ -298,11 +358,13 @@ def _has_link_input(words: list[str]) -> bool:
 def _collect2_linker(words: list[str], fuse: str | None, cwd: str, env: Mapping[str, str]) -> str | None:
     """The program collect2 runs for this driver: `DRIVER -print-prog-name=ld` (or ld.bfd,
     ld.gold, ... with -fuse-ld), a query like -###; a bare name is looked up on PATH."""
+    if fuse not in (None, *LINKERS):
+        return None  # -fuse-ld=PATH (clang) names a program of the line, not one to ask the driver for
     name = "ld" if fuse in (None, "bfd") and not any(w == "-fuse-ld=bfd" for w in words) else f"ld.{fuse}"
     answer = driver_query(words[0], f"-print-prog-name={name}", cwd, env)
-    if not answer:
+    if not answer or (os.sep in answer and not os.path.isabs(answer)):
         return None
-    return answer if "/" in answer else find_program(answer, env)
+    return find_program(answer, env)  # the asked driver's answer: a path it runs, or a name on PATH
 
 
 def _link_step(words: list[str], plan: DriverPlan, cwd: str, env: Mapping[str, str]) -> tuple[str, ...]:
@@ -322,16 +384,16 @@ def _link_step(words: list[str], plan: DriverPlan, cwd: str, env: Mapping[str, s
 
 
 def _compiled(words: list[str], plan: DriverPlan, into: str, cwd: str, env: Mapping[str, str],
-              notes: list[str]) -> list[str]:
-    """Compile each source with the user's compiler into `into`; the command with the
-    objects in the sources' places."""
+              notes: list[str], program: str) -> list[str]:
+    """Compile each source with the chosen compiler (words[0]) into `into`; the command (its
+    own `program` first again) with the objects in the sources' places."""
     objects = [os.path.join(into, f"{k}-{os.path.splitext(os.path.basename(src))[0]}.o")
                for k, (_, src) in enumerate(plan.sources)]
     for command in compile_commands(words, plan, objects):
         failure = run_compiler(command, cwd, env)
         if failure is not None:
             raise CommandLineError(f"--compile: {failure}")
-    replaced = list(words)
+    replaced = [program, *words[1:]]
     for (index, src), obj in zip(plan.sources, objects):
         replaced[index] = obj
         notes.append(f"compiled {src} first (--compile): {obj}")

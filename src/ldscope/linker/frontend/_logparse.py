@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ldscope.elf import open_regular_text
 from ldscope.linker.frontend._cmdline import (
     CommandLineError,
     linker_from_program,
@@ -81,8 +82,27 @@ def toolchain_sysroot(name: str, env: Mapping[str, str]) -> str | None:
     return chosen[0] if chosen else None
 
 
-def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str], toolchain: str | None = None) -> list[str]:
-    """Undo rustc's elisions: <sysroot>, omitted object files, {..}.rlib patterns."""
+_DEFAULT_TOOLCHAIN = re.compile(r'^\s*default_toolchain\s*=\s*"([A-Za-z0-9._-]+)"', re.MULTILINE)
+
+
+def rustup_default_sysroot(env: Mapping[str, str]) -> str | None:
+    """The sysroot of rustup's default toolchain, read from its settings.toml (for --no-exec:
+    rustc is not asked)."""
+    home = env.get("RUSTUP_HOME") or (os.path.join(env["HOME"], ".rustup") if env.get("HOME") else None)
+    if home is None:
+        return None
+    try:
+        with open_regular_text(os.path.join(home, "settings.toml")) as fh:
+            m = _DEFAULT_TOOLCHAIN.search(fh.read(1 << 16))
+    except OSError:
+        return None
+    return toolchain_sysroot(m.group(1), env) if m else None
+
+
+def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str], toolchain: str | None = None,
+                 ask: bool = True) -> list[str]:
+    """Undo rustc's elisions: <sysroot>, omitted object files, {..}.rlib patterns. `ask`
+    False (--no-exec): the sysroot is rustup's default toolchain, never asked of rustc."""
     sysroot = None
     if any("<sysroot>" in w for w in words):
         sysroot = toolchain_sysroot(toolchain, env) if toolchain else None
@@ -90,7 +110,12 @@ def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str], too
             notes.append(f"the log's toolchain {toolchain!r} is not installed here; using the default one")
         elif sysroot is not None:
             notes.append(f"<sysroot> is the log's toolchain {toolchain}: {sysroot}")
-        sysroot = sysroot or rust_sysroot(env)
+        if sysroot is None and not ask:
+            sysroot = rustup_default_sysroot(env)
+            notes.append(f"<sysroot> assumed to be rustup's default toolchain: {sysroot} (--no-exec: "
+                         "`rustc --print sysroot` not run)" if sysroot else
+                         "--no-exec: `rustc --print sysroot` not run and rustup's default toolchain is unknown")
+        sysroot = sysroot or (rust_sysroot(env) if ask else None)
     output = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "-o"), None)
     out: list[str] = []
     for w in words:
@@ -115,10 +140,10 @@ def expand_rustc(words: list[str], notes: list[str], env: Mapping[str, str], too
                 out.append(f"<{want} object files omitted by rustc>")
             continue
         if "<sysroot>" in w:
-            if sysroot is None:
-                notes.append("rustc's sysroot is unknown (rustc not found); its libraries are missing")
-            else:
+            if sysroot is not None:
                 w = w.replace("<sysroot>", sysroot)
+            elif ask:  # (with --no-exec the note above says why it is unknown)
+                notes.append("rustc's sysroot is unknown (rustc not found); its libraries are missing")
         if "{" in w and "*" in w:
             hits = [h for pat in _expand_braces(w) for h in sorted(glob.glob(pat))[:1]]
             if hits:
@@ -157,7 +182,7 @@ def _links(words: list[str], env: Mapping[str, str]) -> bool:
     return "-o" in words and not any(w in ("-c", "-S", "-E") for w in words)
 
 
-def _all_rustc(lines: list[str], env: Mapping[str, str]) -> list[LogLink]:
+def _all_rustc(lines: list[str], env: Mapping[str, str], ask: bool) -> list[LogLink]:
     """Every rustc linker line in the log (a `cargo test --no-run` links each test)."""
     toolchain = next((m.group(1) or m.group(2) for line in lines for m in [_TOOLCHAIN.search(line)] if m), None)
     found: list[LogLink] = []
@@ -174,7 +199,7 @@ def _all_rustc(lines: list[str], env: Mapping[str, str]) -> list[LogLink]:
         if not words or not (is_driver_name(os.path.basename(words[0])) or linker_from_program(words[0], env)):
             continue
         notes: list[str] = []
-        found.append(LogLink(tuple(expand_rustc(words, notes, env, toolchain)), None, origin, tuple(notes), ()))
+        found.append(LogLink(tuple(expand_rustc(words, notes, env, toolchain, ask)), None, origin, tuple(notes), ()))
         starts.append(i)
     return _with_reports(found, starts, lines, strip_note=True)
 
@@ -208,11 +233,13 @@ def _with_reports(found: list[LogLink], starts: list[int], lines: list[str], str
     return out
 
 
-def find_links_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> list[LogLink]:
-    """Every link command in a build log, in order (the failing one among them); [] if none."""
+def find_links_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None,
+                      ask: bool = True) -> list[LogLink]:
+    """Every link command in a build log, in order (the failing one among them); [] if none.
+    Nothing the log names is run; `ask` False (--no-exec) does not ask the user's rustc either."""
     lines = text.splitlines()
     variables = environment_or_process(env)
-    return _all_rustc(lines, variables) or _all_build_tool(lines, cwd, variables)
+    return _all_rustc(lines, variables, ask) or _all_build_tool(lines, cwd, variables)
 
 
 def _relative_to(base: str | None, directory: str) -> str:
@@ -222,11 +249,12 @@ def _relative_to(base: str | None, directory: str) -> str:
     return os.path.normpath(os.path.join(base, directory))
 
 
-def find_link_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> LogLink:
+def find_link_in_log(text: str, cwd: str | None = None, env: Mapping[str, str] | None = None,
+                     ask: bool = True) -> LogLink:
     """The failing link command in a build log (the first one the log reports errors
     after; else rustc's first or the build's last link); CommandLineError if there is none.
     `env` (default: the process environment) is where the toolchain it names is looked up."""
-    links = find_links_in_log(text, cwd, env)
+    links = find_links_in_log(text, cwd, env, ask)
     if not links:
         raise CommandLineError("no link command found in the log (looked for rustc's linker note "
                                "and for compiler/linker command lines with -o)")

@@ -22,6 +22,7 @@ from ldscope.elf import (
     is_archive,
     is_elf,
     parse_linker_script,
+    read_regular,
 )
 from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
@@ -746,16 +747,11 @@ def shared_facts(elf: ElfFile, path: str) -> SharedFacts:
 
 
 def _read_head(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        return os.read(fd, _SNIFF)
-    finally:
-        os.close(fd)
+    return read_regular(path, _SNIFF)
 
 
 def _read_script(path: str) -> str:
-    with open(path, "rb") as fh:
-        data = fh.read(_MAX_SCRIPT + 1)
+    data = read_regular(path, _MAX_SCRIPT + 1)
     if len(data) > _MAX_SCRIPT:
         raise InputFormatError(path, "too large for a linker script")
     return data.decode("utf-8", "surrogateescape")
@@ -765,8 +761,9 @@ def read_facts(path: str) -> FileFacts:
     """Classify and read one input file (never raises for bad content: returns BadInput)."""
     try:
         head = _read_head(path)
-    except OSError as exc:
-        return BadInput(path, f"cannot open: {exc.strerror or exc}", LinkErrorKind.MISSING_INPUT)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        return BadInput(path, f"cannot open: {reason}", LinkErrorKind.MISSING_INPUT)
     if not head:
         return BadInput(path, "file is empty (file format not recognized)", LinkErrorKind.NOT_RECOGNIZED)
     try:

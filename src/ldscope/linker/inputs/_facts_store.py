@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ldscope.elf import read_regular
 from ldscope.linker.inputs import _facts, _pic_facts, _sections
 from ldscope.linker.inputs._facts import (
     DEFAULT_CACHE,
@@ -171,8 +172,7 @@ class FactsStore:
 
     def _read(self, real: str, identity: tuple[int, int, int, int], kind: str) -> dict[str, Any] | None:
         try:
-            with open(self._entry_path(real, kind), "rb") as fh:
-                data = fh.read()
+            data = read_regular(self._entry_path(real, kind))
             doc = marshal.loads(data)  # marshal.load(fh) reads piece by piece: ten times slower
         except (OSError, EOFError, ValueError, TypeError):
             return None
@@ -301,8 +301,7 @@ class FactsStore:
 
 def _is_thin(path: str) -> bool:
     try:
-        with open(path, "rb") as fh:
-            return fh.read(8) == b"!<thin>\n"
+        return read_regular(path, 8) == b"!<thin>\n"
     except OSError:
         return True  # unreadable now: store nothing for it
 

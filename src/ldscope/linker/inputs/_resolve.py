@@ -12,6 +12,7 @@ script's own position. Files of another machine found by -l are skipped as ld do
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 
 from ldscope.linker.frontend import LineItem, LinkOptions
@@ -145,7 +146,7 @@ class _Resolver:
             for cand in candidates:
                 path = os.path.join(d, cand)
                 tried.append(path)
-                if not os.path.isfile(self.abs(path)):
+                if not _searchable(self.abs(path)):
                     continue
                 facts = self.cache.get(self.abs(path))
                 if not self.compatible(facts):
@@ -239,18 +240,28 @@ class _Resolver:
         if name.startswith("/") and in_root:
             cand = (self.options.sysroot or "") + name
             tried.append(cand)
-            if os.path.isfile(cand):
+            if _searchable(cand):
                 return cand, tried
         tried.append(name)
-        if os.path.isfile(self.abs(name)):
+        if _searchable(self.abs(name)):
             return name, tried
         if "/" not in name:
             for d in self.search_dirs:
                 cand = os.path.join(d, name)
                 tried.append(cand)
-                if os.path.isfile(self.abs(cand)):
+                if _searchable(self.abs(cand)):
                     return cand, tried
         return None, tried
+
+
+def _searchable(path: str) -> bool:
+    """A hit of a -l search or of a script's INPUT/GROUP name: a regular file, or a FIFO, socket
+    or device, which ld would open (and block on or read for ever) where ldscope reports it
+    as an input that cannot be read."""
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _target_of(options: LinkOptions) -> tuple[str, int] | None:

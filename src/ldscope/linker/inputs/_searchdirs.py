@@ -28,14 +28,15 @@ def with_sysroot(path: str, sysroot: str | None) -> str:
 
 
 def default_dirs(linker: str, program: str, emulation: str | None, sysroot: str | None,
-                 nostdlib: bool, env: Mapping[str, str]) -> tuple[tuple[str, ...], str]:
-    """The linker's built-in library search directories (after -L), and the source."""
+                 nostdlib: bool, env: Mapping[str, str], ask: bool = True) -> tuple[tuple[str, ...], str]:
+    """The linker's built-in library search directories (after -L), and the source (`ask`
+    False: bfd's are assumed, `ld --verbose` is not run)."""
     if nostdlib:
         return (), "-nostdlib: only -L directories"
     if linker == "bfd":
         # The line's own GNU ld (a cross toolchain's has its own SEARCH_DIRs), else the host's.
         own = os.path.basename(program) not in ("collect2",) and _is_gnu_ld(program)
-        dirs, source = bfd_script_search_dirs(program if own else "ld.bfd", emulation, env)
+        dirs, source = bfd_script_search_dirs(program if own else "ld.bfd", emulation, env, ask)
         return tuple(with_sysroot(d, sysroot) for d in dirs), source
     if linker == "gold":
         root = sysroot or ""

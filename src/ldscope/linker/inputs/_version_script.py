@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ldscope.elf import read_regular
 from ldscope.errors import InputFormatError
 
 _MAX_BYTES = 4 << 20
@@ -17,8 +18,7 @@ def version_script_names(path: str) -> list[tuple[str, str]]:
     Patterns (`*`, `?`, `[...]`) and `extern "C++"`/`"Java"` blocks name no one symbol and are
     left out; the anonymous node is "" (InputFormatError if the file cannot be read)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_BYTES + 1)
+        data = read_regular(path, _MAX_BYTES + 1)
     except OSError as exc:
         raise InputFormatError(path, f"cannot read version script: {exc.strerror or exc}") from None
     text = _COMMENTS.sub(" ", data[:_MAX_BYTES].decode("utf-8", "surrogateescape"))
