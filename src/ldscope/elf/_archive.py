@@ -1,4 +1,5 @@
-"""Unix `ar` archives (GNU, BSD and thin), read lazily through mmap without running anything.
+"""Unix `ar` archives (GNU, BSD and thin), read lazily (into memory when small, else mapped:
+see _snapshot) without running anything.
 
 Layout: an 8-byte magic, then members, each a 60-byte header (name[16] mtime[12] uid[6]
 gid[6] mode[8] size[10] "`\\n") and its data padded to an even offset.  GNU archives keep

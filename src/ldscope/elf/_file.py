@@ -1,4 +1,5 @@
-"""ElfFile: one ELF object read through mmap, its tables exposed as numpy views on demand."""
+"""ElfFile: one ELF object (read into memory when small, else mapped: see _snapshot), its
+tables exposed as numpy arrays on demand."""
 
 from __future__ import annotations
 

@@ -17,13 +17,14 @@ So:
   is "changed while being read". So are the members of a mapped archive, up to the same size.
 
 The residual window, for mapped files only, is what is still read through the mapping: views
-larger than COPY_LIMIT_BYTES (whole-file views: the GNU hash chain walk, scattered relocation
-sections of a relocatable object), archive members larger than COPY_LIMIT_BYTES, an
-archive's header walk while it is opened (and its symbol index), and the ELF header's
-first bytes right after mapping: a truncation during one of those still faults. (`window()`,
-for the version tables and notes, reads each slice with pread too.) An in-place rewrite that keeps the size, inode and timestamps (within one
-mtime tick: a few milliseconds) is not seen; the bytes read are then a mix of both versions,
-which the readers (fuzzed on arbitrary bytes) reject or read as a file like any other.
+and string tables larger than COPY_LIMIT_BYTES (whole-file views: the GNU hash chain walk,
+scattered relocation sections of a relocatable object; a .strtab over 16 MiB), archive
+members larger than COPY_LIMIT_BYTES, an archive's header walk and symbol index while it is
+opened, and the ELF header's first bytes right after mapping: a truncation during one of
+those still faults. (`window()`, for the version tables and notes, reads each slice with
+pread too.) An in-place rewrite that keeps the size, inode and timestamps (within one mtime
+tick: a few milliseconds) is not seen; the bytes read are then a mix of both versions, which
+the readers (fuzzed on arbitrary bytes) reject or read as a file like any other.
 """
 
 from __future__ import annotations
