@@ -11,7 +11,8 @@ import numpy as np
 
 from ldscope.elf import constants as C
 from ldscope.elf._dynamic import DynamicInfo, decode_dynamic
-from ldscope.elf._hashes import dynsym_count_from_hashes
+from ldscope.elf._extents import DataExtents, check_on_disk, data_extents
+from ldscope.elf._hashes import dynsym_count_from_hashes, gnu_hash_symbol_count
 from ldscope.elf._notes import find_build_id, read_comdat_groups, read_debuglink, read_notes
 from ldscope.elf._regular import open_regular
 from ldscope.elf._relocs import (
@@ -69,9 +70,12 @@ class ElfFile:
     """
 
     def __init__(
-        self, raw: RawBuffer | memoryview, name: str, base: int = 0, size: int | None = None
+        self, raw: RawBuffer | memoryview, name: str, base: int = 0, size: int | None = None,
+        extents: DataExtents | None = None,
     ) -> None:
         self.name = name
+        # Which bytes of `raw` are really on disk (None: all of them); see _extents.
+        self._extents = extents
         if isinstance(raw, memoryview):
             raw = ViewBuffer(raw)
         self._raw: RawBuffer = raw
@@ -108,12 +112,13 @@ class ElfFile:
         """Open and mmap a file read-only (OSError propagates for unreadable files)."""
         name = display_name if display_name is not None else os.fspath(path)
         with open_regular(path) as fh:  # never blocks on a FIFO, never reads a device
-            size = os.fstat(fh.fileno()).st_size
-            if size == 0:
+            st = os.fstat(fh.fileno())
+            if st.st_size == 0:
                 raise InputFormatError(name, "empty file", 0)
+            extents = data_extents(fh.fileno(), st)
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            elf = cls(mm, name)
+            elf = cls(mm, name, extents=extents)
         except BaseException:
             try:
                 mm.close()
@@ -145,27 +150,49 @@ class ElfFile:
 
     # ------------------------------------------------------------ raw access
     def array(self, offset: int, dtype: np.dtype, count: int, what: str) -> np.ndarray:
-        """A bounds-checked numpy view of `count` records at file offset `offset`."""
+        """A bounds-checked numpy view of `count` records at file offset `offset`: inside
+        the file, and (when big) not mostly holes of a sparse file."""
         if count < 0 or offset < 0 or offset + count * dtype.itemsize > self.size:
+            entries = f"{count:,} entries of {dtype.itemsize} bytes" if count != 1 else f"{dtype.itemsize} bytes"
             raise InputFormatError(
                 self.name,
-                f"{what} ({count} × {dtype.itemsize} bytes) extends past the end of the file",
+                f"{what} claims {entries} at {max(offset, 0):#x} but the file is {self.size:,} bytes",
                 offset,
             )
         if count == 0:
             return np.zeros(0, dtype=dtype)
+        check_on_disk(self._extents, self.name, what, self.base + offset, count * dtype.itemsize, count, offset)
         return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
 
+    def require_on_disk(self, offset: int, length: int, what: str, count: int | None = None) -> None:
+        """Raise InputFormatError naming `what` if [offset, offset+length) is big and mostly
+        holes of a sparse file (bytes nobody wrote: no linker leaves them in a table)."""
+        check_on_disk(self._extents, self.name, what, self.base + offset, length,
+                      length if count is None else count, offset)
+
+    def file_bytes(self) -> np.ndarray:
+        """The whole file as a uint8 view, for gathers from scattered offsets (each
+        gathered table was checked on its own; holes in between are no table's)."""
+        return np.frombuffer(self._buffer, dtype=np.uint8, count=self.size, offset=self.base)
+
+    def data_bytes(self, offset: int, length: int) -> int:
+        """How many bytes of [offset, offset+length) are really on disk (not holes)."""
+        if self._extents is None:
+            return max(0, min(length, self.size - offset))
+        return self._extents.data_bytes(self.base + offset, self.base + offset + length)
+
     def read_bytes(self, offset: int, length: int, what: str = "data") -> bytes:
-        """Bytes at a file offset, bounds-checked."""
+        """Bytes at a file offset, bounds-checked (and not mostly holes, when many)."""
         if offset < 0 or length < 0 or offset + length > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
+        self.require_on_disk(offset, length, what)
         return self._raw[self.base + offset : self.base + offset + length]
 
     def string_table(self, offset: int, size: int, what: str = "string table") -> StringTable:
         """A string table at a file offset, bounds-checked."""
         if offset < 0 or size < 0 or offset + size > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
+        check_on_disk(self._extents, self.name, what, self.base + offset, size, size, offset)
         return StringTable(self._raw, self.base + offset, size)
 
     # ------------------------------------------------------------- headers
@@ -199,7 +226,11 @@ class ElfFile:
             self.warnings.append(f"section header table ({shnum} × {dtype.itemsize} bytes at {shoff:#x}) "
                                  "extends past the end of the file: section headers ignored")
             return none
-        return self.array(shoff, dtype, shnum, "section header table")
+        try:
+            return self.array(shoff, dtype, shnum, "section header table")
+        except InputFormatError as exc:  # mostly holes of a sparse file: ignored like the above
+            self.warnings.append(f"{exc.reason}: section headers ignored")
+            return none
 
     def _read_program_headers(self) -> np.ndarray:
         phoff = int(self._ehdr["e_phoff"])
@@ -415,8 +446,20 @@ class ElfFile:
             # when there are no program headers at all.
             if not len(self.program_headers):
                 return addr
+            room = self.segment_room(addr)
+            if room is not None:
+                # ld.so sees only what the PT_LOAD maps: a table is inside its segment.
+                raise InputFormatError(self.name, f"{what} claims {length:,} bytes at {addr:#x} but "
+                                       f"its segment holds {room:,} bytes from there")
             raise InputFormatError(self.name, f"{what} address {addr:#x} is not in any segment")
         return off
+
+    def segment_room(self, vaddr: int) -> int | None:
+        """Bytes of file data from `vaddr` to the end of the PT_LOAD holding it (None: in none)."""
+        for start, filesz, _offset in self._load_segments:
+            if start <= vaddr < start + filesz:
+                return start + filesz - vaddr
+        return None
 
     @cached_property
     def dynstr(self) -> StringTable | None:
@@ -466,7 +509,9 @@ class ElfFile:
         if not 0 < link < len(self.section_headers):
             raise InputFormatError(self.name, f"{kind} links to bad string table {link}")
         strsh = self.section_headers[link]
-        strings = self.string_table(int(strsh["sh_offset"]), int(strsh["sh_size"]), f"{kind} strings")
+        strname = self.sections[link].name
+        strings = self.string_table(int(strsh["sh_offset"]), int(strsh["sh_size"]),
+                                    f"{strname} ({kind} strings)" if strname else f"{kind} strings")
         extended: np.ndarray | None = None
         for x in self.sections_of_type(C.SHT_SYMTAB_SHNDX):
             xsh = self.section_headers[x]
@@ -496,14 +541,26 @@ class ElfFile:
             if self.dynamic is None:
                 return None
             off = self.dynamic_offset(C.DT_SYMTAB, "DT_SYMTAB")
-            count = dynsym_count_from_hashes(self)
+            count = self.hashed_symbol_count
             strings = self.dynstr
             if off is None or count is None or strings is None:
                 return None
+            self.dynamic_offset(C.DT_SYMTAB, f"DT_SYMTAB ({count:,} symbols by the hash table)",
+                                count * self.dtypes["sym"].itemsize)
             entries = self.array(off, self.dtypes["sym"], count, "DT_SYMTAB")
             table = SymbolTable(entries, strings, "dynsym", corrupt=self._corrupt_names(entries, strings, "DT_SYMTAB"))
         table.versions = self.versions if self._has_versions else None
         return table
+
+    @cached_property
+    def hashed_symbol_count(self) -> int | None:
+        """The number of dynamic symbols as the DT_HASH / DT_GNU_HASH table gives it."""
+        return dynsym_count_from_hashes(self)
+
+    @cached_property
+    def gnu_hash_symbol_count(self) -> int | None:
+        """Where DT_GNU_HASH's last chain ends: no chain of the table runs past it."""
+        return gnu_hash_symbol_count(self)
 
     @cached_property
     def symtab(self) -> SymbolTable | None:
@@ -571,8 +628,10 @@ class ElfFile:
         else:
             off = self.dynamic_offset(C.DT_VERSYM, "DT_VERSYM")
             if off is not None:
-                count = dynsym_count_from_hashes(self)
+                count = self.hashed_symbol_count
                 if count is not None:
+                    self.dynamic_offset(C.DT_VERSYM, f"DT_VERSYM ({count:,} symbols by the hash table)",
+                                        count * half.itemsize)
                     versym = self.array(off, half, count, "DT_VERSYM")
         return SymbolVersions(versym, self.version_definitions, self.version_requirements)
 

@@ -71,6 +71,8 @@ def read_notes(elf: ElfFile) -> list[tuple[str, int, bytes]]:
     if not regions:
         regions = [(s.offset, s.size, 4) for s in elf.sections if s.type == C.SHT_NOTE]
     for off, size, align in regions:
+        if 0 <= off <= elf.size:
+            elf.require_on_disk(off, min(size, elf.size - off), "note segment")
         found.extend(iter_notes(window, off, size, elf.little_endian, align))
     return found
 
@@ -106,7 +108,7 @@ def read_comdat_groups(elf: ElfFile) -> tuple[tuple[str, tuple[int, ...]], ...]:
         total = int(counts.sum())
         first = np.repeat(np.cumsum(counts) - counts, counts)
         at = np.repeat(offsets, counts) + (np.arange(total, dtype=np.int64) - first) * 4
-        data = elf.array(0, np.dtype(np.uint8), elf.size, "file")
+        data = elf.file_bytes()
         words = data[at[:, None] + np.arange(4, dtype=np.int64)].view(word).reshape(total).tolist()
         bounds = np.cumsum(counts).tolist()
         start = 0

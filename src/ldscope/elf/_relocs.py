@@ -190,7 +190,7 @@ def read_stacked_relocations(elf: ElfFile) -> StackedRelocations:
         # Gather each entry's bytes from wherever its section lies, in one fancy index.
         first_of_section = np.repeat(np.cumsum(counts) - counts, counts)
         entry_start = np.repeat(starts, counts) + (np.arange(total, dtype=np.int64) - first_of_section) * item
-        data = elf.array(0, np.dtype(np.uint8), elf.size, "file")
+        data = elf.file_bytes()
         entries = data[entry_start[:, None] + np.arange(item, dtype=np.int64)].view(dtype).reshape(total)
     else:
         entries = np.zeros(0, dtype=dtype)
