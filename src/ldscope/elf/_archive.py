@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 
 from ldscope.elf import constants as C
+from ldscope.elf._extents import DataExtents, check_on_disk, path_extents
 from ldscope.elf._regular import NotRegularFileError, open_regular_fd
 from ldscope.errors import InputFormatError
 
@@ -139,9 +140,11 @@ class Archive:
     """A parsed ar archive: members, symbol index, and zero-copy access to member data."""
 
     def __init__(
-        self, name: str, buf: memoryview, mm: mmap.mmap | None, base_dir: str | None
+        self, name: str, buf: memoryview, mm: mmap.mmap | None, base_dir: str | None,
+        extents: DataExtents | None = None,
     ) -> None:
         self.name = name
+        self._extents = extents  # which bytes are really on disk (None: all); see elf._extents
         self._mm = mm
         self._view: memoryview | None = buf
         self._base_dir = base_dir if base_dir is not None else os.path.dirname(name)
@@ -168,7 +171,7 @@ class Archive:
         mm = _open_readonly(name, "archive")
         if mm is None:
             raise InputFormatError(name, "empty file, not an ar archive", 0)
-        return cls(name, memoryview(mm), mm, None)
+        return cls(name, memoryview(mm), mm, None, path_extents(name))
 
     @classmethod
     def from_buffer(
@@ -229,6 +232,7 @@ class Archive:
                 if stripped == b"//":
                     if longnames is not None:
                         raise self._error("second long-name table '//'", header_offset)
+                    check_on_disk(self._extents, self.name, "long-name table '//'", data, size, size, data)
                     longnames = bytes(buf[data : data + size])
                 elif first and stripped in (b"/", b"/SYM64/"):
                     index_raw = ("gnu" if stripped == b"/" else "gnu64", data, size)
@@ -326,6 +330,11 @@ class Archive:
         if thin_path is None:
             head = bytes(buf[data : data + min(size, 16)])
             reason = None
+            try:
+                # A member is read whole: one that is mostly holes claims bytes nobody wrote.
+                check_on_disk(self._extents, self.name, f"member {name!r}", data, size, size, data)
+            except InputFormatError as exc:
+                reason = exc.reason
         elif nested is not None:
             self._nested.add(len(self.members))
             head = b""
@@ -358,6 +367,7 @@ class Archive:
     def _read_index(
         self, buf: memoryview, fmt: str, start: int, size: int, offset_to_member: dict[int, int]
     ) -> None:
+        check_on_disk(self._extents, self.name, "symbol index", start, size, size, start)
         table = bytes(buf[start : start + size])
         if fmt in _GNU_INDEX_FORMATS:
             pairs = self._gnu_index(table, 8 if fmt == "gnu64" else 4, start)

@@ -48,10 +48,6 @@ class DataExtents:
             return 0
         return self._data_below(end) - self._data_below(start)
 
-    def shifted(self, base: int) -> DataExtents:
-        """The same extents with offsets relative to `base` (an archive member's start)."""
-        return DataExtents((self._starts - base).tolist(), (self._ends - base).tolist())
-
 
 def data_extents(fd: int, st: os.stat_result) -> DataExtents | None:
     """The data extents of an open regular file, or None when it has no holes worth

@@ -320,10 +320,12 @@ class ElfFile:
         return None
 
     def _segment(self, p_type: int) -> np.void | None:
-        for ph in self.program_headers:
-            if int(ph["p_type"]) == p_type:
-                return ph
-        return None
+        headers = self.program_headers
+        if not len(headers):
+            return None
+        # One array comparison: extended numbering (PN_XNUM) allows millions of headers.
+        found = np.flatnonzero(headers["p_type"] == p_type)
+        return headers[int(found[0])] if found.size else None
 
     # ------------------------------------------------------------- dynamic
     @cached_property

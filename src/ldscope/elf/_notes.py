@@ -63,11 +63,9 @@ def read_notes(elf: ElfFile) -> list[tuple[str, int, bytes]]:
     """All notes from PT_NOTE segments (or SHT_NOTE sections when there are none)."""
     window = elf.window()
     found: list[tuple[str, int, bytes]] = []
-    regions = [
-        (int(ph["p_offset"]), int(ph["p_filesz"]), int(ph["p_align"]))
-        for ph in elf.program_headers
-        if int(ph["p_type"]) == C.PT_NOTE
-    ]
+    headers = elf.program_headers
+    notes = headers[headers["p_type"] == C.PT_NOTE] if len(headers) else headers
+    regions = list(zip(notes["p_offset"].tolist(), notes["p_filesz"].tolist(), notes["p_align"].tolist()))
     if not regions:
         regions = [(s.offset, s.size, 4) for s in elf.sections if s.type == C.SHT_NOTE]
     for off, size, align in regions:
