@@ -440,3 +440,14 @@ def test_archive_sparse_member(tmp_path: Path, small_object: bytes) -> None:
     assert "Traceback" not in err and peak < PEAK_LIMIT_KB, (err, peak)
     assert rc == 0 and "m_func" in out, (rc, out)
     assert "big.o" in err and "holes of a sparse file" in err, err
+
+
+def test_object_relocations_sparse(tmp_path: Path, small_object: bytes) -> None:
+    """A relocatable object's relocation section claiming most of a sparse file: the
+    stacked read (what the link model uses) names the section."""
+    img = Image(small_object)
+    img.claim_section(".rela.eh_frame", 24)
+    path = img.write(tmp_path / "m.o")
+    with ElfFile.open(path) as elf, pytest.raises(InputFormatError, match=r"\.rela\.eh_frame claims .* holes"):
+        _ = elf.stacked_relocations
+

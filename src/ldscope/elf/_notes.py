@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldscope.elf import constants as C
+from ldscope.elf._extents import SPARSE_MIN_BYTES
 from ldscope.elf.constants import NT_GNU_BUILD_ID
 from ldscope.errors import InputFormatError
 
@@ -101,6 +102,10 @@ def read_comdat_groups(elf: ElfFile) -> tuple[tuple[str, tuple[int, ...]], ...]:
     # In bounds without overflow (a fuzzed offset near 2**63 must not wrap around).
     in_file = bool(np.all((offsets >= 0) & (offsets <= elf.size) & (counts >= 0)
                           & (counts <= (elf.size - offsets) // 4)))
+    if in_file:
+        for big in np.flatnonzero(counts * 4 >= SPARSE_MIN_BYTES).tolist():  # holes, per group
+            elf.require_on_disk(int(offsets[big]), int(counts[big]) * 4, f"section group {indices[big]}",
+                                int(counts[big]))
     if in_file and counts.sum():
         # All groups' words in one gather (a C++ object can hold thousands of groups).
         total = int(counts.sum())
