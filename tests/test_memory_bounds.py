@@ -451,3 +451,25 @@ def test_object_relocations_sparse(tmp_path: Path, small_object: bytes) -> None:
     with ElfFile.open(path) as elf, pytest.raises(InputFormatError, match=r"\.rela\.eh_frame claims .* holes"):
         _ = elf.stacked_relocations
 
+
+
+def test_data_extents(tmp_path: Path) -> None:
+    """The extents walk: data where written, holes elsewhere; a dense file has none."""
+    from ldscope.elf._extents import DataExtents, path_extents
+
+    path = tmp_path / "holes"
+    with open(path, "wb") as fh:
+        fh.write(b"x" * 4096)
+        fh.seek(8 << 20)
+        fh.write(b"y" * 4096)
+    os.truncate(path, 16 << 20)
+    extents = path_extents(str(path))
+    assert extents is not None
+    assert extents.data_bytes(0, 4096) == 4096
+    assert extents.data_bytes(0, 16 << 20) == 8192
+    assert extents.data_bytes(4096, 8 << 20) == 0
+    assert extents.data_bytes((8 << 20) + 100, (8 << 20) + 200) == 100
+    dense = tmp_path / "dense"
+    dense.write_bytes(bytes(2 << 20))
+    assert path_extents(str(dense)) is None
+    assert DataExtents([10], [20]).data_bytes(0, 15) == 5
