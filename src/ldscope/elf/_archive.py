@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 
 from ldscope.elf import constants as C
+from ldscope.elf._extents import DataExtents, check_on_disk, path_extents
 from ldscope.elf._regular import NotRegularFileError, open_regular_fd
 from ldscope.elf._snapshot import COPY_LIMIT_BYTES, FileGuard, read_or_map
 from ldscope.errors import InputFormatError
@@ -143,9 +144,10 @@ class Archive:
 
     def __init__(
         self, name: str, buf: memoryview, mm: mmap.mmap | None, base_dir: str | None,
-        guard: FileGuard | None = None,
+        guard: FileGuard | None = None, extents: DataExtents | None = None,
     ) -> None:
         self.name = name
+        self._extents = extents  # which bytes are really on disk (None: all); see elf._extents
         self._mm = mm
         self._guard = guard  # a mapped archive's identity, checked before members are handed out
         self._view: memoryview | None = buf
@@ -176,7 +178,8 @@ class Archive:
         if opened is None:
             raise InputFormatError(name, "empty file, not an ar archive", 0)
         raw, guard = opened
-        return cls(name, memoryview(raw), raw if isinstance(raw, mmap.mmap) else None, None, guard)
+        return cls(name, memoryview(raw), raw if isinstance(raw, mmap.mmap) else None, None, guard,
+                   path_extents(name))
 
     @classmethod
     def from_buffer(
@@ -237,6 +240,7 @@ class Archive:
                 if stripped == b"//":
                     if longnames is not None:
                         raise self._error("second long-name table '//'", header_offset)
+                    check_on_disk(self._extents, self.name, "long-name table '//'", data, size, size, data)
                     longnames = bytes(buf[data : data + size])
                 elif first and stripped in (b"/", b"/SYM64/"):
                     index_raw = ("gnu" if stripped == b"/" else "gnu64", data, size)
@@ -334,6 +338,11 @@ class Archive:
         if thin_path is None:
             head = bytes(buf[data : data + min(size, 16)])
             reason = None
+            try:
+                # A member is read whole: one that is mostly holes claims bytes nobody wrote.
+                check_on_disk(self._extents, self.name, f"member {name!r}", data, size, size, data)
+            except InputFormatError as exc:
+                reason = exc.reason
         elif nested is not None:
             self._nested.add(len(self.members))
             head = b""
@@ -366,6 +375,7 @@ class Archive:
     def _read_index(
         self, buf: memoryview, fmt: str, start: int, size: int, offset_to_member: dict[int, int]
     ) -> None:
+        check_on_disk(self._extents, self.name, "symbol index", start, size, size, start)
         table = bytes(buf[start : start + size])
         if fmt in _GNU_INDEX_FORMATS:
             pairs = self._gnu_index(table, 8 if fmt == "gnu64" else 4, start)

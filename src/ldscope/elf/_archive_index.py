@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from ldscope.elf._archive import Archive
+from ldscope.elf._extents import check_on_disk
 
 
 class _LazyIndex(Mapping[str, tuple[int, ...]]):
@@ -47,6 +48,7 @@ class IndexedArchive(Archive):
         if fmt not in ("gnu", "gnu64"):
             super()._read_index(buf, fmt, start, size, offset_to_member)
             return
+        check_on_disk(self._extents, self.name, "symbol index", start, size, size, start)
         table = bytes(buf[start:start + size])
         width = 8 if fmt == "gnu64" else 4
         count = int.from_bytes(table[:width], "big") if len(table) >= width else -1

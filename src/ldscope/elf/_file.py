@@ -12,7 +12,8 @@ import numpy as np
 
 from ldscope.elf import constants as C
 from ldscope.elf._dynamic import DynamicInfo, decode_dynamic
-from ldscope.elf._hashes import dynsym_count_from_hashes
+from ldscope.elf._extents import DataExtents, check_on_disk, data_extents
+from ldscope.elf._hashes import dynsym_count_from_hashes, gnu_hash_symbol_count
 from ldscope.elf._notes import find_build_id, read_comdat_groups, read_debuglink, read_notes
 from ldscope.elf._regular import open_regular
 from ldscope.elf._relocs import (
@@ -72,12 +73,14 @@ class ElfFile:
 
     def __init__(
         self, raw: RawBuffer | memoryview, name: str, base: int = 0, size: int | None = None,
-        guard: FileGuard | None = None,
+        guard: FileGuard | None = None, extents: DataExtents | None = None,
     ) -> None:
         self.name = name
         # For a mapped file: checked before every table is handed out (see _snapshot).
         self._guard = guard
         self._copied_tables: dict[tuple[int, int], StringTable] = {}
+        # Which bytes of `raw` are really on disk (None: all of them); see _extents.
+        self._extents = extents
         if isinstance(raw, memoryview):
             raw = ViewBuffer(raw)
         self._raw: RawBuffer = raw
@@ -118,9 +121,10 @@ class ElfFile:
             st = os.fstat(fh.fileno())
             if st.st_size == 0:
                 raise InputFormatError(name, "empty file", 0)
+            extents = data_extents(fh.fileno(), st)
             raw, guard = read_or_map(fh.fileno(), name, st)
         try:
-            elf = cls(raw, name, guard=guard)
+            elf = cls(raw, name, guard=guard, extents=extents)
         except BaseException:
             if guard is not None:
                 guard.close()
@@ -157,16 +161,19 @@ class ElfFile:
 
     # ------------------------------------------------------------ raw access
     def array(self, offset: int, dtype: np.dtype, count: int, what: str) -> np.ndarray:
-        """A bounds-checked numpy view of `count` records at file offset `offset` (a copy, read
-        with pread, for a mapped file's tables: see _snapshot)."""
+        """A bounds-checked numpy view of `count` records at file offset `offset`: inside the
+        file, not mostly holes of a sparse file when big, and (for a mapped file's tables) a
+        copy read with pread (see _snapshot)."""
         if count < 0 or offset < 0 or offset + count * dtype.itemsize > self.size:
+            entries = f"{count:,} entries of {dtype.itemsize} bytes" if count != 1 else f"{dtype.itemsize} bytes"
             raise InputFormatError(
                 self.name,
-                f"{what} ({count} × {dtype.itemsize} bytes) extends past the end of the file",
+                f"{what} claims {entries} at {max(offset, 0):#x} but the file is {self.size:,} bytes",
                 offset,
             )
         if count == 0:
             return np.zeros(0, dtype=dtype)
+        check_on_disk(self._extents, self.name, what, self.base + offset, count * dtype.itemsize, count, offset)
         nbytes = count * dtype.itemsize
         if self._guard is not None and nbytes <= COPY_LIMIT_BYTES:
             # A mapped file: read with pread, which cannot fault (see _snapshot).
@@ -175,10 +182,28 @@ class ElfFile:
             self._guard.check()  # a view of the mapping: the residual window of _snapshot
         return np.frombuffer(self._buffer, dtype=dtype, count=count, offset=self.base + offset)
 
+    def require_on_disk(self, offset: int, length: int, what: str, count: int | None = None) -> None:
+        """Raise InputFormatError naming `what` if [offset, offset+length) is big and mostly
+        holes of a sparse file (bytes nobody wrote: no linker leaves them in a table)."""
+        check_on_disk(self._extents, self.name, what, self.base + offset, length,
+                      length if count is None else count, offset)
+
+    def file_bytes(self) -> np.ndarray:
+        """The whole file as a uint8 view, for gathers from scattered offsets (each
+        gathered table was checked on its own; holes in between are no table's)."""
+        return np.frombuffer(self._buffer, dtype=np.uint8, count=self.size, offset=self.base)
+
+    def data_bytes(self, offset: int, length: int) -> int:
+        """How many bytes of [offset, offset+length) are really on disk (not holes)."""
+        if self._extents is None:
+            return max(0, min(length, self.size - offset))
+        return self._extents.data_bytes(self.base + offset, self.base + offset + length)
+
     def read_bytes(self, offset: int, length: int, what: str = "data") -> bytes:
-        """Bytes at a file offset, bounds-checked."""
+        """Bytes at a file offset, bounds-checked (and not mostly holes, when many)."""
         if offset < 0 or length < 0 or offset + length > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
+        self.require_on_disk(offset, length, what)
         if self._guard is not None:
             return self._guard.read(self.base + offset, length)  # cannot fault (see _snapshot)
         return self._raw[self.base + offset : self.base + offset + length]
@@ -187,6 +212,7 @@ class ElfFile:
         """A string table at a file offset, bounds-checked."""
         if offset < 0 or size < 0 or offset + size > self.size:
             raise InputFormatError(self.name, f"{what} extends past the end of the file", offset)
+        check_on_disk(self._extents, self.name, what, self.base + offset, size, size, offset)
         start = self.base + offset
         if self._guard is not None and size <= COPY_LIMIT_BYTES:
             # A mapped file: the table read with pread and decoded from that copy (see _snapshot),
@@ -231,7 +257,11 @@ class ElfFile:
             self.warnings.append(f"section header table ({shnum} × {dtype.itemsize} bytes at {shoff:#x}) "
                                  "extends past the end of the file: section headers ignored")
             return none
-        return self.array(shoff, dtype, shnum, "section header table")
+        try:
+            return self.array(shoff, dtype, shnum, "section header table")
+        except InputFormatError as exc:  # mostly holes of a sparse file: ignored like the above
+            self.warnings.append(f"{exc.reason}: section headers ignored")
+            return none
 
     def _read_program_headers(self) -> np.ndarray:
         phoff = int(self._ehdr["e_phoff"])
@@ -321,10 +351,12 @@ class ElfFile:
         return None
 
     def _segment(self, p_type: int) -> np.void | None:
-        for ph in self.program_headers:
-            if int(ph["p_type"]) == p_type:
-                return ph
-        return None
+        headers = self.program_headers
+        if not len(headers):
+            return None
+        # One array comparison: extended numbering (PN_XNUM) allows millions of headers.
+        found = np.flatnonzero(headers["p_type"] == p_type)
+        return headers[int(found[0])] if found.size else None
 
     # ------------------------------------------------------------- dynamic
     @cached_property
@@ -447,8 +479,20 @@ class ElfFile:
             # when there are no program headers at all.
             if not len(self.program_headers):
                 return addr
+            room = self.segment_room(addr)
+            if room is not None:
+                # ld.so sees only what the PT_LOAD maps: a table is inside its segment.
+                raise InputFormatError(self.name, f"{what} claims {length:,} bytes at {addr:#x} but "
+                                       f"its segment holds {room:,} bytes from there")
             raise InputFormatError(self.name, f"{what} address {addr:#x} is not in any segment")
         return off
+
+    def segment_room(self, vaddr: int) -> int | None:
+        """Bytes of file data from `vaddr` to the end of the PT_LOAD holding it (None: in none)."""
+        for start, filesz, _offset in self._load_segments:
+            if start <= vaddr < start + filesz:
+                return start + filesz - vaddr
+        return None
 
     @cached_property
     def dynstr(self) -> StringTable | None:
@@ -498,7 +542,9 @@ class ElfFile:
         if not 0 < link < len(self.section_headers):
             raise InputFormatError(self.name, f"{kind} links to bad string table {link}")
         strsh = self.section_headers[link]
-        strings = self.string_table(int(strsh["sh_offset"]), int(strsh["sh_size"]), f"{kind} strings")
+        strname = self.sections[link].name
+        strings = self.string_table(int(strsh["sh_offset"]), int(strsh["sh_size"]),
+                                    f"{strname} ({kind} strings)" if strname else f"{kind} strings")
         extended: np.ndarray | None = None
         for x in self.sections_of_type(C.SHT_SYMTAB_SHNDX):
             xsh = self.section_headers[x]
@@ -528,14 +574,26 @@ class ElfFile:
             if self.dynamic is None:
                 return None
             off = self.dynamic_offset(C.DT_SYMTAB, "DT_SYMTAB")
-            count = dynsym_count_from_hashes(self)
+            count = self.hashed_symbol_count
             strings = self.dynstr
             if off is None or count is None or strings is None:
                 return None
+            self.dynamic_offset(C.DT_SYMTAB, f"DT_SYMTAB ({count:,} symbols by the hash table)",
+                                count * self.dtypes["sym"].itemsize)
             entries = self.array(off, self.dtypes["sym"], count, "DT_SYMTAB")
             table = SymbolTable(entries, strings, "dynsym", corrupt=self._corrupt_names(entries, strings, "DT_SYMTAB"))
         table.versions = self.versions if self._has_versions else None
         return table
+
+    @cached_property
+    def hashed_symbol_count(self) -> int | None:
+        """The number of dynamic symbols as the DT_HASH / DT_GNU_HASH table gives it."""
+        return dynsym_count_from_hashes(self)
+
+    @cached_property
+    def gnu_hash_symbol_count(self) -> int | None:
+        """Where DT_GNU_HASH's last chain ends: no chain of the table runs past it."""
+        return gnu_hash_symbol_count(self)
 
     @cached_property
     def symtab(self) -> SymbolTable | None:
@@ -603,8 +661,10 @@ class ElfFile:
         else:
             off = self.dynamic_offset(C.DT_VERSYM, "DT_VERSYM")
             if off is not None:
-                count = dynsym_count_from_hashes(self)
+                count = self.hashed_symbol_count
                 if count is not None:
+                    self.dynamic_offset(C.DT_VERSYM, f"DT_VERSYM ({count:,} symbols by the hash table)",
+                                        count * half.itemsize)
                     versym = self.array(off, half, count, "DT_VERSYM")
         return SymbolVersions(versym, self.version_definitions, self.version_requirements)
 

@@ -100,7 +100,10 @@ def _gnu_candidates(elf: ElfFile, offset: int, wanted: HashedNames) -> list[tupl
     buckets_off = offset + 16 + bloom_size * bloom_word.itemsize
     buckets = elf.array(buckets_off, word, nbuckets, "DT_GNU_HASH buckets")
     chain_off = buckets_off + 4 * nbuckets
-    chain_len = max(elf.size - chain_off, 0) // 4
+    # Every chain ends by the last bucket's chain end (gnu_hash_symbol_count checks it ends,
+    # inside its segment and not in holes): no walk goes further.
+    count = elf.gnu_hash_symbol_count
+    chain_len = min(max(elf.size - chain_off, 0) // 4, max((count or 0) - symoffset, 0))
     hashes = wanted.gnu
     if bloom_size:
         # The bloom filter, vectorised over every wanted name: two bits must be set.

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldscope.elf import constants as C
+from ldscope.elf._extents import SPARSE_MIN_BYTES
 from ldscope.elf.constants import NT_GNU_BUILD_ID
 from ldscope.errors import InputFormatError
 
@@ -63,14 +64,14 @@ def read_notes(elf: ElfFile) -> list[tuple[str, int, bytes]]:
     """All notes from PT_NOTE segments (or SHT_NOTE sections when there are none)."""
     window = elf.window()
     found: list[tuple[str, int, bytes]] = []
-    regions = [
-        (int(ph["p_offset"]), int(ph["p_filesz"]), int(ph["p_align"]))
-        for ph in elf.program_headers
-        if int(ph["p_type"]) == C.PT_NOTE
-    ]
+    headers = elf.program_headers
+    notes = headers[headers["p_type"] == C.PT_NOTE] if len(headers) else headers
+    regions = list(zip(notes["p_offset"].tolist(), notes["p_filesz"].tolist(), notes["p_align"].tolist()))
     if not regions:
         regions = [(s.offset, s.size, 4) for s in elf.sections if s.type == C.SHT_NOTE]
     for off, size, align in regions:
+        if 0 <= off <= elf.size:
+            elf.require_on_disk(off, min(size, elf.size - off), "note segment")
         found.extend(iter_notes(window, off, size, elf.little_endian, align))
     return found
 
@@ -101,12 +102,16 @@ def read_comdat_groups(elf: ElfFile) -> tuple[tuple[str, tuple[int, ...]], ...]:
     # In bounds without overflow (a fuzzed offset near 2**63 must not wrap around).
     in_file = bool(np.all((offsets >= 0) & (offsets <= elf.size) & (counts >= 0)
                           & (counts <= (elf.size - offsets) // 4)))
+    if in_file:
+        for big in np.flatnonzero(counts * 4 >= SPARSE_MIN_BYTES).tolist():  # holes, per group
+            elf.require_on_disk(int(offsets[big]), int(counts[big]) * 4, f"section group {indices[big]}",
+                                int(counts[big]))
     if in_file and counts.sum():
         # All groups' words in one gather (a C++ object can hold thousands of groups).
         total = int(counts.sum())
         first = np.repeat(np.cumsum(counts) - counts, counts)
         at = np.repeat(offsets, counts) + (np.arange(total, dtype=np.int64) - first) * 4
-        data = elf.array(0, np.dtype(np.uint8), elf.size, "file")
+        data = elf.file_bytes()
         words = data[at[:, None] + np.arange(4, dtype=np.int64)].view(word).reshape(total).tolist()
         bounds = np.cumsum(counts).tolist()
         start = 0

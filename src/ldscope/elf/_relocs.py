@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldscope.elf import constants as C
+from ldscope.elf._extents import SPARSE_MIN_BYTES
 from ldscope.elf.constants import COPY_RELOC_TYPES, LAZY_RELOC_TYPES, reloc_type_name
 
 if TYPE_CHECKING:
@@ -182,6 +183,9 @@ def read_stacked_relocations(elf: ElfFile) -> StackedRelocations:
     # In bounds without overflow (a fuzzed offset near 2**63 must not wrap around).
     if not bool(np.all((starts >= 0) & (starts <= elf.size) & (counts >= 0) & (counts <= (elf.size - starts) // item))):
         return _stacked_from_tables(elf)  # raises the per-section error, naming the section
+    for big in np.flatnonzero(counts * item >= SPARSE_MIN_BYTES).tolist():  # holes, per section
+        elf.require_on_disk(int(starts[big]), int(counts[big]) * item, elf.sections[int(chosen[big])].name,
+                            int(counts[big]))
     ends = starts + counts * item
     total = int(counts.sum())
     if total and bool(np.all(starts[1:] == ends[:-1])):  # back to back (what assemblers write)
@@ -190,7 +194,7 @@ def read_stacked_relocations(elf: ElfFile) -> StackedRelocations:
         # Gather each entry's bytes from wherever its section lies, in one fancy index.
         first_of_section = np.repeat(np.cumsum(counts) - counts, counts)
         entry_start = np.repeat(starts, counts) + (np.arange(total, dtype=np.int64) - first_of_section) * item
-        data = elf.array(0, np.dtype(np.uint8), elf.size, "file")
+        data = elf.file_bytes()
         entries = data[entry_start[:, None] + np.arange(item, dtype=np.int64)].view(dtype).reshape(total)
     else:
         entries = np.zeros(0, dtype=dtype)

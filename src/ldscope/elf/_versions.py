@@ -51,14 +51,19 @@ def parse_verdef(
     result: list[VersionDefinition] = []
     pos = offset
     size = len(raw)
+    # Entries and names together no more than could fit in the file: overlapping entries
+    # (vd_next and vda_next of a few bytes) must not make a small file a huge list.
+    budget = max(size // 8, 1)
     for _ in range(count):
-        if pos < 0 or pos + 20 > size:
+        budget -= 1
+        if budget < 0 or pos < 0 or pos + 20 > size:
             raise InputFormatError(name, "version definition outside the file", pos)
         _ver, flags, ndx, cnt, _hash, aux, nxt = struct.unpack(e + "HHHHIII", raw[pos : pos + 20])
         names: list[str] = []
         apos = pos + aux
         for _a in range(min(cnt, 64)):
-            if apos < 0 or apos + 8 > size:
+            budget -= 1
+            if budget < 0 or apos < 0 or apos + 8 > size:
                 raise InputFormatError(name, "version definition aux outside the file", apos)
             vda_name, vda_next = struct.unpack(e + "II", raw[apos : apos + 8])
             names.append(strings.get(vda_name))
@@ -84,7 +89,8 @@ def parse_verneed(
     size = len(raw)
     budget = max(size // 16, 1)  # no more entries than could fit in the file
     for _ in range(count):
-        if pos < 0 or pos + 16 > size:
+        budget -= 1
+        if budget < 0 or pos < 0 or pos + 16 > size:
             raise InputFormatError(name, "version requirement outside the file", pos)
         _ver, cnt, vn_file, aux, nxt = struct.unpack(e + "HHIII", raw[pos : pos + 16])
         file_name = strings.get(vn_file)

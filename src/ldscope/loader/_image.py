@@ -17,6 +17,10 @@ from ldscope.system import OSFileSystem
 # For images built outside an ImageCache (tests, one-off reads): one shared table.
 _DEFAULT_NAMES = NameTable()
 
+# Tables with more entries than this keep their names undecoded until asked (libtorch_cpu,
+# among the biggest real libraries, has 75,000).
+_EAGER_NAMES_MAX = 1 << 20
+
 # Symbol types ld.so accepts as definitions (ALLOWED_STT in dl-lookup.c)
 _ALLOWED_TYPES = frozenset(
     {C.STT_NOTYPE, C.STT_OBJECT, C.STT_FUNC, C.STT_COMMON, C.STT_TLS, C.STT_GNU_IFUNC}
@@ -94,16 +98,18 @@ class ElfImage:
         self.symbol_count = len(table) if table is not None else 0
         # Programs are rarely a provider (only for what the libraries leave unbound), so
         # their defined names - 120,000 in a wheel's test programs - are decoded on demand
-        # from a copy of their string table; libraries' names are decoded here, all at once.
+        # from a copy of their string table; libraries' names are decoded here, all at once,
+        # unless the table is far bigger than any real one (a crafted file's millions of
+        # null entries): then only the names binding needs are, as for programs.
         self._all_names: list[str] | None = None
         self._lazy_strings: tuple[StringTable, np.ndarray] | None = None
         if table is None:
             self._all_names = []
-        elif self.is_main_executable_type and self.soname is None:
+        elif (self.is_main_executable_type and self.soname is None) or self.symbol_count > _EAGER_NAMES_MAX:
             strings = table.strings
             blob = elf.read_bytes(strings.start - elf.base, strings.size, "dynamic string table")
             self._lazy_strings = (StringTable(blob, 0, len(blob)),
-                                  np.array(table.entries["st_name"], dtype=np.int64))
+                                  np.array(table.entries["st_name"], dtype=np.uint32))
         else:
             self._all_names = table.names()
         self._ref_names: list[str] = []
@@ -271,8 +277,7 @@ class ElfImage:
         """Distinct exported names in dynsym order (no Definition objects built)."""
         cached: list[str] | None = getattr(self, "_defined_name_list", None)
         if cached is None:
-            names = self._names
-            cached = list(dict.fromkeys(names[i] for i in self._defined_idx.tolist()))
+            cached = list(dict.fromkeys(self._names_at(self._defined_idx)))
             self._defined_name_list = cached
         return cached
 
@@ -280,12 +285,12 @@ class ElfImage:
     def definitions(self) -> dict[str, list[Definition]]:
         """name → definitions in dynsym order (built on first use)."""
         if self._definitions is None:
-            names = self._names
             versym = self._versym
             defs: dict[str, list[Definition]] = {}
-            for i in self._defined_idx.tolist():
+            # Only the definitions' names: a program's others stay undecoded.
+            for i, name in zip(self._defined_idx.tolist(), self._names_at(self._defined_idx)):
                 vs = int(versym[i])
-                defs.setdefault(names[i], []).append(
+                defs.setdefault(name, []).append(
                     Definition(i, vs & 0x7FFF, bool(vs & 0x8000), bool(self._undefined[i]),
                                int(self._stype[i]), int(self._bind[i]))
                 )
