@@ -339,3 +339,35 @@ def test_mapped_and_read_files_read_the_same(library_copy: Path, tmp_path: Path,
     monkeypatch.setattr(_snapshot, "SMALL_FILE_BYTES", 0)  # everything mapped, tables by pread
     assert (facts(library_copy), members()) == read
     assert read[1][1] == b"xyz"
+
+
+SLOW_SERIAL_SCAN = textwrap.dedent("""
+    import sys, time
+    from ldscope.scan import _runner
+    real = _runner.simulate
+    def slow(state, job):
+        print("job", file=sys.stderr, flush=True)
+        time.sleep(0.5)
+        return real(state, job)
+    _runner.simulate = slow
+    sys.argv = ["ldscope", "scan", "-j", "1", "--no-cache", sys.argv[1]]
+    from ldscope.cli import main
+    main()
+""")
+
+
+def test_ctrl_c_during_a_serial_scan_exits_130_without_aborted_or_traceback(executables: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_SERIAL_SCAN, str(executables)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # Sent once the first job is under way (the handler is installed by then).
+        assert proc.stderr is not None
+        assert proc.stderr.readline() == b"job\n"
+        os.kill(proc.pid, signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err and b"Aborted" not in err, err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Iterable
 
@@ -81,6 +82,9 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ldscope.cli.common import EXIT_BROKEN_PIPE, output_failed, stdout_gone
 
+    # Ctrl-C anywhere is the same as while workers run: exit 130, no "Aborted!", no traceback
+    # (click turns a KeyboardInterrupt into "Aborted!" and status 1).
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         try:
             cli.main(prog_name="ldscope")
@@ -103,6 +107,10 @@ def main() -> None:
         # The workers were stopped; exit as the shell reports a process the signal stopped.
         _exit_now(128 + exc.signum)
     _exit_now(0)
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
 
 
 # What writing to an open stdout can fail with (EBADF: a descriptor opened read-only).

@@ -174,12 +174,14 @@ def _wheel_members(result: ScanResult) -> list[tuple[str, str]]:
     """(wheel path, member name) of every wheel target, longest names first."""
     import zipfile
 
+    from ldscope.elf import open_regular
+
     out: list[tuple[str, str]] = []
     for t in result.targets:
         if t.kind != "wheel":
             continue
         try:
-            with zipfile.ZipFile(t.path) as zf:
+            with open_regular(t.path) as fh, zipfile.ZipFile(fh) as zf:
                 out.extend((t.path, n) for n in zf.namelist() if not n.endswith("/"))
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
             continue  # the scan reported it: "not a valid wheel (zip)"

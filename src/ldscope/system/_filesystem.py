@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ldscope.elf import ElfFile, read_regular
+from ldscope.elf import ElfFile, open_regular, read_regular
 from ldscope.errors import InputFormatError
 
 
@@ -185,7 +185,14 @@ class WheelOverlay(OSFileSystem):
         self.mount = mount.rstrip("/")
         self.limits = limits if limits is not None else WheelLimits()
         try:
-            self._zip = zipfile.ZipFile(wheel_path)
+            # Opened through the regular-file opener (a FIFO swapped in after the target check
+            # must not block); zipfile then reads from that descriptor and close() closes it.
+            self._file = open_regular(wheel_path)
+            try:
+                self._zip = zipfile.ZipFile(self._file)
+            except BaseException:
+                self._file.close()
+                raise
             infos = self._zip.infolist()
             self._size = os.fstat(self._zip.fp.fileno()).st_size  # type: ignore[union-attr]
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, struct.error) as exc:
@@ -239,6 +246,7 @@ class WheelOverlay(OSFileSystem):
     def close(self) -> None:
         """Close the zip file."""
         self._zip.close()
+        self._file.close()
 
     def error_lines(self) -> list[str]:
         """One line per member not (fully) read: `WHEEL: member 'NAME': reason`."""
