@@ -110,3 +110,19 @@ def test_host_etc_has_no_false_library_errors(tmp_path: Path) -> None:
                          check=False)
     assert "Traceback" not in run.stderr
     assert "named like a library but not an ELF file" not in run.stdout
+
+
+def test_debian_minbase_perl_modules_are_plugins_of_perl(debian_root: Path) -> None:
+    """perl-base's XS modules link no libperl: the Perl_* symbols they need are exported by the
+    statically linked /usr/bin/perl. Simulated as loaded by it they load: warnings, not errors."""
+    result = _scan("--root", str(debian_root))
+    perl_modules = [f for f in result["findings"]  # type: ignore[attr-defined]
+                    if any("/perl-base/auto/" in p for p in f["files"])]
+    assert perl_modules, "minbase ships perl-base's XS modules"
+    for finding in perl_modules:
+        assert finding["severity"] == "warning", finding["title"]
+        assert "is a plugin of /usr/bin/perl" in finding["title"]
+    files = {f["path"]: f for f in result["files"]}  # type: ignore[attr-defined]
+    posix = next(p for p in files if p.endswith("/perl-base/auto/POSIX/POSIX.so"))
+    assert files[posix]["loads"] is True
+    assert "dlopen'ed by /usr/bin/perl" in files[posix]["host"]

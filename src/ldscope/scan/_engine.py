@@ -12,6 +12,7 @@ from ldscope.loader import ElfImage, ImageCache, LoadReport, Problem
 from ldscope.scan._attribution import Attribution, Owner, provider_paths
 from ldscope.scan._discover import Candidate, Discovery, Skipped, classify_head, named_like_library, walk_tree
 from ldscope.scan._findings import Finding, collect_findings, environment_findings
+from ldscope.scan._plugins import as_plugin, plugin_host, program_host, programs_by_needed
 from ldscope.scan._process import PythonProcessModel
 from ldscope.scan._python_checks import unsatisfied_requirements, wheel_problems
 from ldscope.scan._runner import (
@@ -239,6 +240,10 @@ def scan_target(target: ScanTarget, settings: ScanSettings, with_env: str | None
     if model is not None:
         model.graph.save()  # every import closure is computed by now
     more, more_reports, _ = _run(state, leftovers, progress, discovery, record_covered=False)
+    if model is None:
+        # Outside a Python environment a library nothing loads may be a program's plugin.
+        programs = {j.candidate.path: images[j.candidate.path] for j in jobs if j.kind == NativeKind.EXECUTABLE}
+        more, more_reports = _plugins_in_their_program(state, leftovers, more, more_reports, programs)
     results += more
     reports += more_reports
     report_of = dict(reports)
@@ -285,6 +290,48 @@ def _run(state: ScanState, jobs: list[Job], progress: Callable[[int], None] | No
         results.append(FileResult(job.candidate.path, job.kind, report.loads, report.problems,
                                   report.host, None, job.assumed))
     return results, reports, covered
+
+
+def _plugins_in_their_program(state: ScanState, leftovers: list[Job], results: list[FileResult],
+                              reports: list[tuple[str, LoadReport]], programs: dict[str, ElfImage],
+                              ) -> tuple[list[FileResult], list[tuple[str, LoadReport]]]:
+    """Libraries that fail in a minimal host only for symbols a library they do not link
+    defines, tried again in the target's program that links it (see `_plugins`)."""
+    if not programs:
+        return results, reports
+    hosts = programs_by_needed([(path, image.needed) for path, image in programs.items()])
+    root = state.settings.root
+
+    def exporting(names: list[str]) -> list[str]:
+        return [path for path, image in programs.items() if all(image.defines(n) for n in names)]
+
+    def soname_of(path: str) -> str | None:
+        try:
+            return state.images.get(_host_view(path, root)).soname
+        except (InputFormatError, OSError):
+            return None
+
+    job_of = {j.candidate.path: j for j in leftovers}
+    report_of = dict(reports)
+    for i, result in enumerate(results):
+        job = job_of.get(result.path)
+        report = report_of.get(result.path)
+        if job is None or report is None or result.loads:
+            continue
+        program = plugin_host(report, hosts, soname_of, exporting)
+        if program is None:
+            continue
+        host = program_host(program, job.host)
+        try:
+            in_program = replace(state.analysis.run(job.candidate.path, host), bindings=())
+        except InputFormatError:
+            continue
+        if not in_program.loads:
+            continue  # it fails there too: the minimal-host report stands
+        merged = as_plugin(report, in_program, program)
+        report_of[result.path] = merged
+        results[i] = replace(result, loads=True, problems=merged.problems, host=merged.host)
+    return results, [(path, report_of[path]) for path, _ in reports]
 
 
 def problems_within(library: str, report: LoadReport) -> tuple[Problem, ...]:
