@@ -25,6 +25,7 @@ import pytest
 from ldscope.elf import ElfFile
 from ldscope.errors import InputFormatError
 from tests.conftest import run
+from tests.measure_support import MEASURED_CLI
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 APPARENT = 256 << 20
@@ -38,19 +39,6 @@ SHT_DYNSYM, SHT_SYMTAB, SHT_GNU_VERSYM = 11, 2, 0x6FFFFFFF
 PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
 DT_HASH, DT_GNU_HASH, DT_RELASZ, DT_DEBUG = 4, 0x6FFFFEF5, 8, 21
 
-_MEASURED = (
-    "import os, sys\n"
-    "os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')\n"
-    "from ldscope.cli import cli\n"
-    "try:\n"
-    "    cli.main(prog_name='ldscope')\n"
-    "except SystemExit as exc:\n"
-    "    code = exc.code\n"
-    "sys.stdout.flush()\n"
-    "hwm = [x for x in open('/proc/self/status') if x.startswith('VmHWM:')][0].split()[1]\n"
-    "sys.stderr.write('PEAK_KB ' + hwm + '\\n')\n"
-    "os._exit(code or 0)\n"
-)
 
 
 def ldscope(*args: str | Path, address_space: int = AS_LIMIT) -> tuple[int, str, str, int]:
@@ -61,7 +49,7 @@ def ldscope(*args: str | Path, address_space: int = AS_LIMIT) -> tuple[int, str,
         resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
 
     env = dict(os.environ, PYTHONPATH=SRC)
-    proc = subprocess.run([sys.executable, "-c", _MEASURED, *map(str, args)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", MEASURED_CLI, *map(str, args)], capture_output=True,
                           text=True, env=env, preexec_fn=limits, timeout=600)
     lines = proc.stderr.splitlines()
     peak = [int(x.split()[1]) for x in lines if x.startswith("PEAK_KB ")]

@@ -19,6 +19,7 @@ from ldscope.cli import cli
 from ldscope.elf import ElfFile
 from ldscope.inspection import ListingOptions, list_symbols
 from tests.conftest import run
+from tests.measure_support import MEASURED_CLI
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 COUNT = 200_000
@@ -45,26 +46,13 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # The child reports its own peak (VmHWM of its address space): ru_maxrss from wait4 would
 # also count the pytest worker it was forked from, whose pages exec inherits as a high mark.
-_MEASURED = (
-    "import os, sys\n"
-    "os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')  # as ldscope.cli.main does\n"
-    "from ldscope.cli import cli\n"
-    "try:\n"
-    "    cli.main(prog_name='ldscope')\n"
-    "except SystemExit as exc:\n"
-    "    code = exc.code\n"
-    "sys.stdout.flush()\n"
-    "hwm = [x for x in open('/proc/self/status') if x.startswith('VmHWM:')][0].split()[1]\n"
-    "sys.stderr.write('PEAK_KB ' + hwm + '\\n')\n"
-    "os._exit(code or 0)\n"
-)
 
 
 def run_measured(args: list[str], stdout_path: Path) -> tuple[int, int, bytes]:
     """Run `python -m ldscope ARGS` with stdout to a file; (exit status, peak RSS KB, stderr)."""
     env = {**os.environ, "PYTHONPATH": SRC}
     with open(stdout_path, "wb") as out:
-        proc = subprocess.run([sys.executable, "-c", _MEASURED, *args], stdout=out,
+        proc = subprocess.run([sys.executable, "-c", MEASURED_CLI, *args], stdout=out,
                               stderr=subprocess.PIPE, env=env, check=False)
     lines = proc.stderr.splitlines()
     peak = [int(x.split()[1]) for x in lines if x.startswith(b"PEAK_KB ")]
