@@ -261,3 +261,14 @@ def test_log_from_a_closed_standard_input() -> None:
                           capture_output=True, text=True, timeout=TIMEOUT, env=_env())
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == ["ldscope: -: cannot read the log: standard input is closed"]
+
+
+def test_a_scan_whose_target_cannot_be_read_does_not_say_everything_loads(tmp_path: Path) -> None:
+    fifo = tmp_path / "p"
+    os.mkfifo(fifo)
+    proc = subprocess.run([sys.executable, "-m", "ldscope", "scan", str(fifo)], capture_output=True,
+                          text=True, env=_env(), timeout=TIMEOUT)
+    assert proc.returncode == 2
+    assert "everything native in here loads" not in proc.stdout
+    assert "1 input error (on standard error): not everything was scanned" in proc.stdout
+    assert proc.stderr.count("\n") == 1 and "is a FIFO" in proc.stderr

@@ -19,6 +19,12 @@ def render_scan_text(result: ScanResult, verbose: bool = False, use_color: bool 
     """Summary first (one screen), then findings grouped by cause, most severe first."""
     result = sanitized(result)  # every name, path and message escaped once (report/_text_safe.py)
     lines = _summary(result, use_color)
+    if not result.findings and result.errors:
+        # Not "everything loads": something given could not be read (its lines are on stderr).
+        count = len(result.errors)
+        lines += ["", styled(f"no findings in what was read; {count} input error{'s' if count != 1 else ''} "
+                             "(on standard error): not everything was scanned", "yellow", use_color, True)]
+        return "\n".join(lines) + "\n"
     if not result.findings:
         lines += ["", styled("no findings: everything native in here loads", "green", use_color, True)]
         return "\n".join(lines) + "\n"
