@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+import stat as stat_module
 from dataclasses import dataclass, field
 
 from ldscope.elf import open_regular
@@ -68,6 +69,9 @@ class Guard(enum.Enum):
     PARENT = "parent"  # a parent package of the module a statement imports (imported first)
     PARENT_TRY = "parent-try"  # the same, of a statement under a swallowing try: failure survived
 
+    # Members are singletons: identity's hash (in C) instead of Enum's hash of the name.
+    __hash__ = object.__hash__
+
 
 @dataclass(slots=True)
 class _Block:
@@ -76,7 +80,18 @@ class _Block:
     reraises: bool = False  # for a try: one of its handlers raises
 
 
-_GUARDS = frozenset(g.value for g in Guard)
+_GUARD_OF = {g.value: g for g in Guard}
+_SWALLOWED = (Guard.TRY, Guard.PARENT_TRY)
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """One module as the walks see it: an extension's path, or a source module's imports."""
+
+    extension: str | None  # the extension file (no imports)
+    children: tuple[str, ...]  # every module its imports run (first pass)
+    foreign_try: tuple[str, ...]  # other packages' modules it imports under a swallowing try
+    reversed_entries: tuple[tuple[str, bool], ...]  # (module, swallowed by a try), last first
 
 
 class ImportGraph:
@@ -93,6 +108,7 @@ class ImportGraph:
         self._listing: dict[str, frozenset[str]] = {}
         self._resolved: dict[str, ModuleFile | None] = {}
         self._imports: dict[str, tuple[tuple[str, Guard], ...]] = {}
+        self._nodes: dict[str, _Node | None] = {}  # dotted name -> its walk facts (None: not found)
         self._states: dict[str, _ImportState] = {}  # dotted prefix -> the process after importing it
 
     # ----------------------------------------------------------------- resolution
@@ -157,34 +173,39 @@ class ImportGraph:
         cached = self._imports.get(module.path)
         if cached is not None:
             return cached
-        result: list[tuple[str, Guard]] = []
+        result: tuple[tuple[str, Guard], ...] = ()
         if not module.is_extension and module.path.endswith(".py"):
             package = module.name if module.is_package else module.name.rpartition(".")[0]
-            for name, guard in self._statements_of(module.path, package):
-                parts = name.split(".")
-                # The parents are imported first; only the module named is what the try guards
-                # (the cross-package rule), though a parent's failure is swallowed by it too.
-                parent = Guard.PARENT_TRY if guard == Guard.TRY else Guard.PARENT
-                result.extend((".".join(parts[:i]), guard if i == len(parts) else parent)
-                              for i in range(1, len(parts) + 1))
-        self._imports[module.path] = tuple(result)
-        return self._imports[module.path]
+            result = tuple(self._statements_of(module.path, package))
+        self._imports[module.path] = result
+        return result
 
     def _statements_of(self, path: str, package: str) -> list[tuple[str, Guard]]:
-        """The module's import statements: from the persistent cache when the file is
-        unchanged, else read and scanned (and remembered)."""
+        """What the module's import statements run (see `_runs`): from the persistent cache
+        when the file is unchanged, else read and scanned (and remembered)."""
         cache = next((c for prefix, c in self._caches if path.startswith(prefix)), None)
+        if cache is not None:
+            # An unchanged file is not opened: its stat is its cache key (a FIFO is no
+            # regular file, never cached, and falls through to open_regular's refusal).
+            try:
+                st = os.stat(path)
+            except OSError:
+                return []
+            if stat_module.S_ISREG(st.st_mode):
+                hit = cache.get(path, st, package)
+                if hit is not None:
+                    return [(name, _GUARD_OF[guard]) for name, guard in hit if guard in _GUARD_OF]
         try:
             with open_regular(path) as fh:  # a FIFO named x.py is never opened
                 stat = os.fstat(fh.fileno())
                 if cache is not None:
                     cached = cache.get(path, stat, package)
                     if cached is not None:
-                        return [(name, Guard(guard)) for name, guard in cached if guard in _GUARDS]
+                        return [(name, _GUARD_OF[guard]) for name, guard in cached if guard in _GUARD_OF]
                 source = fh.read(_MAX_SOURCE).decode("utf-8", "replace")
         except OSError:
             return []
-        found = _scan_imports(source, package)
+        found = _runs(_scan_imports(source, package))
         if cache is not None:
             cache.put(path, stat, package, [(name, guard.value) for name, guard in found])
         return found
@@ -228,47 +249,71 @@ class ImportGraph:
             st = self._state_of(prefix, self._states[above].copy() if above else _ImportState())
         return st
 
+    def _node(self, name: str) -> _Node | None:
+        """The walk facts of a dotted module name, computed once (None: not found)."""
+        if name in self._nodes:
+            return self._nodes[name]
+        module = self.resolve(name)
+        node: _Node | None = None
+        if module is not None:
+            if module.is_extension:
+                node = _Node(module.path, (), (), ())
+            else:
+                imports = self._imports_of(module)
+                top = name.partition(".")[0]
+                node = _Node(None, tuple(dict.fromkeys(child for child, _ in imports)),
+                             tuple(child for child, guard in imports
+                                   if guard == Guard.TRY and child.partition(".")[0] != top),
+                             tuple((child, guard in _SWALLOWED) for child, guard in reversed(imports)))
+        self._nodes[name] = node
+        return node
+
     def _state_of(self, name: str, st: _ImportState) -> _ImportState:
         """What running `name` adds to `st` (its parent's state, copied), memoised."""
+        node_of = self._node
+        seen = st.seen
+        guarded = st.guarded
         stack = [name]
         while stack:  # first pass: every module reached, and which are imported under a try
             current = stack.pop()
-            if current in st.seen:
+            if current in seen:
                 continue
-            st.seen.add(current)
-            module = self.resolve(current)
-            if module is None or module.is_extension:
+            seen.add(current)
+            node = node_of(current)
+            if node is None or node.extension is not None:
                 continue
-            top = current.partition(".")[0]
-            for child, guard in self._imports_of(module):
-                # Another package's module imported under a swallowing try: optional for all.
-                if guard == Guard.TRY and child.partition(".")[0] != top:
-                    st.guarded.add(child)
-                if child not in st.seen:
-                    stack.append(child)
-        guarded = st.guarded
+            # Another package's module imported under a swallowing try: optional for all.
+            guarded.update(node.foreign_try)
+            stack.extend(node.children)
         within: dict[str, bool] = {}
+        reached = st.reached
         walk: list[tuple[str, bool]] = [(name, True)]
         while walk:  # second pass, depth first in statement order: the load order
             current, is_required = walk.pop()
-            before = st.reached.get(current)
+            before = reached.get(current)
             if before is not None and (before or not is_required):
                 continue
-            st.reached[current] = is_required
-            module = self.resolve(current)
-            if module is None:
+            reached[current] = is_required
+            node = node_of(current)
+            if node is None:
                 continue
-            if module.is_extension:
-                st.first.setdefault(module.path, len(st.first))
-                (st.required if is_required else st.optional).append(module.path)
+            if node.extension is not None:
+                st.first.setdefault(node.extension, len(st.first))
+                (st.required if is_required else st.optional).append(node.extension)
+                continue
+            if not is_required:
+                walk.extend([(child, False) for child, _ in node.reversed_entries])
                 continue
             children = []
-            for child, guard in self._imports_of(module):
+            for child, swallowed in node.reversed_entries:
+                if swallowed:
+                    children.append((child, False))
+                    continue
                 inside = within.get(child)
                 if inside is None:
                     inside = within[child] = _within(child, guarded)
-                children.append((child, is_required and guard not in (Guard.TRY, Guard.PARENT_TRY) and not inside))
-            walk.extend(reversed(children))
+                children.append((child, not inside))
+            walk.extend(children)
         self._states[name] = st
         return st
 
@@ -288,6 +333,20 @@ class _ImportState:
         """An independent copy to extend with a child module's import."""
         return _ImportState(set(self.seen), set(self.guarded), dict(self.reached), list(self.required),
                             list(self.optional), dict(self.first))
+
+
+def _runs(statements: list[tuple[str, Guard]]) -> list[tuple[str, Guard]]:
+    """The modules import statements run, in order: `import a.b` runs a, then a.b. Only the
+    module named is what a try guards (the cross-package rule), though a parent's failure is
+    swallowed by it too. A repeated (module, guard) pair is dropped: it changes no walk (the
+    first one has reached that module, the same way, by the time a later one is popped)."""
+    result: dict[tuple[str, Guard], None] = {}
+    for name, guard in statements:
+        parts = name.split(".")
+        parent = Guard.PARENT_TRY if guard == Guard.TRY else Guard.PARENT
+        for i in range(1, len(parts) + 1):
+            result[(".".join(parts[:i]), guard if i == len(parts) else parent)] = None
+    return list(result)
 
 
 def _within(name: str, modules: set[str]) -> bool:
