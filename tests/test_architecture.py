@@ -122,3 +122,20 @@ def test_walk_packages_imports_cleanly() -> None:
     for name in names:
         importlib.import_module(name)
     assert all(re.fullmatch(r"ldscope(\.[a-z_]+)+", n) for n in names)
+
+
+def test_a_json_scan_never_imports_the_link_model(tmp_path: Path) -> None:
+    """`scan --format json` imports only its renderer: SARIF's rule tables pull in the linker."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom ldscope import cli\n"
+            "try:\n    cli.cli.main(args=['scan', '--format', 'json', '-o', sys.argv[1], sys.argv[2]],"
+            " standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('ldscope.linker', 'ldscope.fixes'))))")
+    (tmp_path / "empty").mkdir()
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.json"), str(tmp_path / "empty")],
+                          capture_output=True, text=True, env={"PYTHONPATH": str(SRC.parent), "HOME": str(tmp_path)},
+                          check=True)
+    assert done.stdout.strip() == "[]"
+    assert (tmp_path / "out.json").read_text().startswith("{")

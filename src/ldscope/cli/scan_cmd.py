@@ -115,7 +115,6 @@ def scan(
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error
     (a target that does not exist, a corrupt wheel or wheel member).
     """
-    from ldscope.report import dumps, render_scan_text, scan_json, scan_junit, scan_sarif
     from ldscope.scan import ScanSettings, run_scan
     from ldscope.system import WheelLimits
 
@@ -138,13 +137,22 @@ def scan(
     for error in result.errors:
         file, _, reason = error.partition(": ")
         diagnose(file, reason or error)
+    # Only the chosen renderer is imported: SARIF's rule tables import the link model.
     if output_format == "json":
+        from ldscope.report import dumps, scan_json
+
         text = dumps(scan_json(result))
     elif output_format == "sarif":
+        from ldscope.report import dumps, scan_sarif
+
         text = dumps(scan_sarif(result))
     elif output_format == "junit":
+        from ldscope.report import scan_junit
+
         text = scan_junit(result)
     else:
+        from ldscope.report import render_scan_text
+
         text = render_scan_text(result, verbose, output is None and is_terminal(sys.stdout))
     write_output(text, output)
     if result.errors:
