@@ -64,9 +64,14 @@ class ImportCache:
         size, mtime, cached_package, imports = entry
         if size != stat.st_size or mtime != stat.st_mtime_ns or cached_package != package:
             return None
-        if not isinstance(imports, list) or not all(isinstance(i, list) and len(i) == 2 for i in imports):
+        if not isinstance(imports, list):
             return None
-        return [(str(name), str(guard)) for name, guard in imports]
+        try:  # one pass: a pair that is not two strings (a damaged file) is a miss
+            if all(type(name) is str and type(guard) is str for name, guard in imports):
+                return imports  # lists of two strings, checked
+        except (TypeError, ValueError):
+            pass
+        return None
 
     def put(self, path: str, stat: os.stat_result, package: str, imports: list[tuple[str, str]]) -> None:
         """Remember the import list of `path` as it is now."""

@@ -89,7 +89,7 @@ class _Node:
     """One module as the walks see it: an extension's path, or a source module's imports."""
 
     extension: str | None  # the extension file (no imports)
-    children: tuple[str, ...]  # every module its imports run (first pass)
+    children: tuple[str, ...]  # every module its imports run, in order (first pass)
     foreign_try: tuple[str, ...]  # other packages' modules it imports under a swallowing try
     reversed_entries: tuple[tuple[str, bool], ...]  # (module, swallowed by a try), last first
 
@@ -261,10 +261,10 @@ class ImportGraph:
             else:
                 imports = self._imports_of(module)
                 top = name.partition(".")[0]
-                node = _Node(None, tuple(dict.fromkeys(child for child, _ in imports)),
-                             tuple(child for child, guard in imports
-                                   if guard == Guard.TRY and child.partition(".")[0] != top),
-                             tuple((child, guard in _SWALLOWED) for child, guard in reversed(imports)))
+                node = _Node(None, tuple([child for child, _ in imports]),
+                             tuple([child for child, guard in imports
+                                    if guard is Guard.TRY and child.partition(".")[0] != top]),
+                             tuple([(child, guard in _SWALLOWED) for child, guard in reversed(imports)]))
         self._nodes[name] = node
         return node
 
