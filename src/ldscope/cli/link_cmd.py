@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import sys
 import tempfile
@@ -97,6 +98,13 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
 
     Exit status: 0 predicted to link, 1 predicted to fail, 2 usage or input error.
     """
+    if gc.isenabled():
+        # A link's facts are plain acyclic data (names, tuples, dicts) made by the hundred
+        # thousand, and the cyclic collector would only walk them again and again: a quarter
+        # of the LLVM static link's prediction (benchmarks/bench_link_projects.py). Off for the
+        # command; on again when it ends (the process usually ends with it).
+        gc.disable()
+        click.get_current_context().call_on_close(gc.enable)
     from ldscope.analysis import build_report
     from ldscope.linker.frontend import CommandLineError, resolve_link_line
     from ldscope.report import dumps, render_link_text
