@@ -26,10 +26,16 @@ from ldscope.elf import (
 )
 from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
-from ldscope.linker._symbol_kinds import COMMON, STRONG, UNDEFINED, WEAK, WEAK_UNDEFINED
+from ldscope.linker._symbol_kinds import SymbolKind
 from ldscope.linker.inputs._pic_facts import PicRelocation, pic_relocations
 from ldscope.linker.inputs._sections import BranchSite, SectionShare, branch_sites, section_shares
 from ldscope.vocab import LinkErrorKind
+
+# The kinds in facts (ObjectFacts.symbols, SharedFacts.order) are plain ints, as the store
+# gives them back: marshal takes a symbol list as it is, no encoding per symbol (the store's
+# write of a C++ archive's members and of libstdc++.so took a Python call per symbol).
+STRONG, WEAK, COMMON = int(SymbolKind.STRONG), int(SymbolKind.WEAK), int(SymbolKind.COMMON)
+UNDEFINED, WEAK_UNDEFINED = int(SymbolKind.UNDEFINED), int(SymbolKind.WEAK_UNDEFINED)
 
 _SNIFF = 4096
 _MAX_SCRIPT = 4 << 20
