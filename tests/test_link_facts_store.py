@@ -5,6 +5,7 @@ a broken store is ignored. Every comparison is against facts read afresh from th
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import marshal
 import os
@@ -93,6 +94,23 @@ def test_decoding_builds_only_known_classes() -> None:
             decode(crafted)
     with pytest.raises(TypeError):
         encode(Path("/"))
+
+
+def test_stored_group_references_are_decoded_on_first_use(tmp_path: Path) -> None:
+    """A member's GroupReferences is a blob of its own, decoded when the link first asks, to
+    the same answers; a damaged blob answers that nothing is referenced only from groups."""
+    facts = read_facts(str(_cxx_archive(tmp_path)))
+    assert isinstance(facts, ArchiveFacts)
+    fresh = facts.member(1)
+    assert isinstance(fresh, ObjectFacts) and fresh.group_references is not None
+    back = decode(marshal.loads(marshal.dumps(encode(fresh))))
+    assert isinstance(back, ObjectFacts) and back.group_references is not None
+    for groups in ([fresh.groups[0]], list(fresh.groups), []):
+        assert back.group_references.only_from(groups) == fresh.group_references.only_from(groups)
+    with pytest.raises(ValueError):
+        decode(["G", "not a blob"])
+    damaged = decode(["G", b"\x00 not marshal"])
+    assert damaged.only_from(["anything"]) == frozenset()
 
 
 def _cache_with_store(directory: Path) -> FactsCache:
@@ -188,6 +206,21 @@ def test_cli_runs_with_and_without_the_store_agree(tmp_path: Path) -> None:
     for doc in (stored, warm):
         assert doc["links"] == cold["links"] is True
         assert doc["errors"] == cold["errors"] and doc["trace"] == cold["trace"]
+
+
+def test_the_link_command_gives_the_garbage_collector_back(tmp_path: Path) -> None:
+    """The cyclic collector is off while `link` runs (its facts are acyclic); a caller that goes
+    on after the command (here a CliRunner) has it on again, and one that had it off keeps it off."""
+    _cxx_archive(tmp_path)
+    assert gc.isenabled()
+    _link_json(tmp_path)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _link_json(tmp_path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_an_archive_from_the_store_is_not_opened_and_a_thin_one_is_never_stored(tmp_path: Path) -> None:

@@ -80,7 +80,9 @@ def main() -> None:
     _reopen_closed_standard_descriptors()
     # numpy's OpenBLAS starts a thread per core at import; ldscope does no linear algebra.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from ldscope.cli.common import EXIT_BROKEN_PIPE, output_failed, stdout_gone
+    from ldscope.cli.common import EXIT_BROKEN_PIPE, mark_one_command, output_failed, stdout_gone
+
+    mark_one_command()  # the process ends with the command (see link: the garbage collector)
 
     # Ctrl-C anywhere is the same as while workers run: exit 130, no "Aborted!", no traceback
     # (click turns a KeyboardInterrupt into "Aborted!" and status 1).

@@ -20,6 +20,20 @@ def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None
         ctx.meta["ldscope.quiet"] = True
 
 
+_PROCESS = {"one_command": False}
+
+
+def ends_with_command() -> bool:
+    """True when ldscope runs as its own process (`main()`), which exits once the command has
+    run (a test's CliRunner runs commands in a process that goes on)."""
+    return _PROCESS["one_command"]
+
+
+def mark_one_command() -> None:
+    """Say that this process ends with the command it runs (called by `main()`)."""
+    _PROCESS["one_command"] = True
+
+
 def is_quiet() -> bool:
     """True when -q was given: nothing on standard output, the exit status says it."""
     ctx = click.get_current_context(silent=True)

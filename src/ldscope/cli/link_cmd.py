@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import sys
 import tempfile
@@ -16,6 +17,7 @@ from ldscope.cli.common import (
     EXIT_INPUT_ERROR,
     cache_dir,
     diagnose,
+    ends_with_command,
     is_quiet,
     output_options,
     refuse_special_files,
@@ -97,6 +99,15 @@ def link(command: tuple[str, ...], linker: str | None, from_log: str | None, cwd
 
     Exit status: 0 predicted to link, 1 predicted to fail, 2 usage or input error.
     """
+    if gc.isenabled():
+        # A link's facts are plain acyclic data (names, tuples, dicts) made by the hundred
+        # thousand, and the cyclic collector would only walk them again and again: a quarter
+        # of the LLVM static link's prediction (benchmarks/bench_link_projects.py). Off for the
+        # command, and for the rest of the process when it ends with the command: turned on
+        # again, its first collection would walk everything made meanwhile (0.03-0.05 s there).
+        gc.disable()
+        if not ends_with_command():
+            click.get_current_context().call_on_close(gc.enable)
     from ldscope.analysis import build_report
     from ldscope.linker.frontend import CommandLineError, resolve_link_line
     from ldscope.report import dumps, render_link_text

@@ -80,7 +80,10 @@ class Engine:
         self.new_symbols = 0
         self.undefined_seen = 0  # gold's saw_undefined: symbols regular objects made newly undefined
         self.commons: set[str] = set()  # symbols ever defined as common by a regular object
-        self.dead_refs: dict[int, set[str]] = {}  # uid -> refs only from discarded COMDAT copies
+        # uid -> the COMDAT groups it lost; the references made only from them (never reported)
+        # are worked out when a symbol it refers to stays undefined (dead_refs).
+        self.dropped_groups: dict[int, list[str]] = {}
+        self._dead_refs: dict[int, frozenset[str]] = {}
         self._shlib_keys: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self.missing = False
 
@@ -210,10 +213,19 @@ class Engine:
             # The keys whose last section assignment is this group (as group_of says).
             discarded.update(k for k in facts.group_keys.get(sig, ()) if facts.group_of.get(k) == sig)
         if dropped and facts.group_references is not None:
-            dead = facts.group_references.only_from(dropped)
-            if dead:
-                self.dead_refs[uid] = set(dead)
+            self.dropped_groups[uid] = dropped
         return discarded
+
+    def dead_refs(self, uid: int) -> frozenset[str]:
+        """References of unit `uid` made only from the COMDAT copies it discarded."""
+        found = self._dead_refs.get(uid)
+        if found is None:
+            dropped = self.dropped_groups.get(uid)
+            facts = self.out.units[uid].facts
+            refs = facts.group_references if dropped and isinstance(facts, ObjectFacts) else None
+            found = refs.only_from(dropped) if refs is not None and dropped else frozenset()
+            self._dead_refs[uid] = found
+        return found
 
     def define(self, key: str, kind: int, uid: int) -> None:
         """A regular definition (strong beats weak and common; two strong ones clash)."""
@@ -368,7 +380,7 @@ class Engine:
                 continue
             seen: set[int] = set()
             for uid in source.get(key, ()):
-                if uid in self.dead_refs and key in self.dead_refs[uid]:
+                if uid in self.dropped_groups and key in self.dead_refs(uid):
                     continue
                 if uid not in seen:
                     seen.add(uid)

@@ -26,10 +26,16 @@ from ldscope.elf import (
 )
 from ldscope.elf import constants as C
 from ldscope.errors import InputFormatError
-from ldscope.linker._symbol_kinds import COMMON, STRONG, UNDEFINED, WEAK, WEAK_UNDEFINED
+from ldscope.linker._symbol_kinds import SymbolKind
 from ldscope.linker.inputs._pic_facts import PicRelocation, pic_relocations
 from ldscope.linker.inputs._sections import BranchSite, SectionShare, branch_sites, section_shares
 from ldscope.vocab import LinkErrorKind
+
+# The kinds in facts (ObjectFacts.symbols, SharedFacts.order) are plain ints, as the store
+# gives them back: marshal takes a symbol list as it is, no encoding per symbol (the store's
+# write of a C++ archive's members and of libstdc++.so took a Python call per symbol).
+STRONG, WEAK, COMMON = int(SymbolKind.STRONG), int(SymbolKind.WEAK), int(SymbolKind.COMMON)
+UNDEFINED, WEAK_UNDEFINED = int(SymbolKind.UNDEFINED), int(SymbolKind.WEAK_UNDEFINED)
 
 _SNIFF = 4096
 _MAX_SCRIPT = 4 << 20
@@ -609,12 +615,15 @@ def _symtab_names(elf: ElfFile, offsets: list[int]) -> list[str] | None:
     return [blob[o:e].decode("utf-8", "surrogateescape") for o, e in zip(offs.tolist(), ends)]
 
 
+GroupState = tuple[np.ndarray, np.ndarray, Mapping[int, str], Mapping[str, int]]
+
+
 class GroupReferences:
     """Which undefined names an object's relocations use, from which COMDAT group (or from
     outside any group), as arrays: a link asks only "which references are made by nothing
     but the copies I discard", per object, and that is two numpy set operations."""
 
-    __slots__ = ("_code_of", "_group_codes", "_names", "_symbols")
+    __slots__ = ("_code_of", "_group_codes", "_load", "_names", "_symbols")
 
     def __init__(self, group_codes: np.ndarray, symbols: np.ndarray, names: Mapping[int, str],
                  code_of: Mapping[str, int]) -> None:
@@ -622,13 +631,29 @@ class GroupReferences:
         self._symbols = symbols  # symbol-table index of the undefined name
         self._names = names
         self._code_of = code_of  # group signature -> code
+        self._load: Callable[[], GroupState] | None = None
 
-    def state(self) -> tuple[np.ndarray, np.ndarray, Mapping[int, str], Mapping[str, int]]:
+    @classmethod
+    def deferred(cls, load: Callable[[], GroupState]) -> GroupReferences:
+        """References made only when first asked about (the store's members: most links
+        never ask, since only an undefined symbol's referrers are looked at)."""
+        refs = cls.__new__(cls)
+        refs._load = load
+        return refs
+
+    def _loaded(self) -> None:
+        if self._load is not None:
+            load, self._load = self._load, None
+            self._group_codes, self._symbols, self._names, self._code_of = load()
+
+    def state(self) -> GroupState:
         """What it is made of (for the persistent store)."""
+        self._loaded()
         return self._group_codes, self._symbols, self._names, self._code_of
 
     def only_from(self, signatures: Iterable[str]) -> frozenset[str]:
         """Names referenced from these groups' sections and from no other section."""
+        self._loaded()
         codes = [self._code_of[s] for s in signatures if s in self._code_of]
         if not codes:
             return frozenset()

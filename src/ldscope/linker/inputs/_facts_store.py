@@ -16,6 +16,7 @@ every build and are cheap to read.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import marshal
 import os
@@ -32,6 +33,7 @@ from ldscope.linker.inputs._facts import (
     DEFAULT_CACHE,
     ArchiveFacts,
     GroupReferences,
+    GroupState,
     LongBranch,
     MemberProblem,
     NonPicRelocation,
@@ -41,7 +43,7 @@ from ldscope.linker.inputs._facts import (
 from ldscope.linker.inputs._pic_facts import PicFamily, PicRelocation
 from ldscope.linker.inputs._sections import BranchSite, SectionShare
 
-_FORMAT = 1
+_FORMAT = 2  # 2: a member's GroupReferences as a blob of its own
 _MAX_ENTRIES = 2000  # files; the oldest are removed beyond this
 _MAX_BYTES = 256 << 20
 
@@ -105,8 +107,9 @@ def encode(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return [_ARRAY, value.dtype.str, value.shape, value.tobytes()]
     if isinstance(value, GroupReferences):
+        # A blob of its own, decoded only if the link asks (GroupReferences.deferred).
         codes, symbols, names, code_of = value.state()
-        return [_GROUPS, encode(codes), encode(symbols), dict(names), dict(code_of)]
+        return [_GROUPS, marshal.dumps((encode(codes), encode(symbols), dict(names), dict(code_of)))]
     if dataclasses.is_dataclass(value) and type(value).__name__ in _CLASSES:
         return [_DATACLASS, type(value).__name__,
                 tuple(encode(getattr(value, f.name)) for f in dataclasses.fields(value))]
@@ -142,8 +145,24 @@ def decode(value: Any) -> Any:
     if tag == _ARRAY:
         return np.frombuffer(value[3], dtype=np.dtype(value[1])).reshape(value[2]).copy()
     if tag == _GROUPS:
-        return GroupReferences(decode(value[1]), decode(value[2]), value[3], value[4])
+        if not isinstance(value[1], bytes):
+            raise ValueError("group references: not a blob")
+        return GroupReferences.deferred(functools.partial(_group_state, value[1]))
     raise ValueError(f"unknown tag {tag!r}")
+
+
+def _group_state(blob: bytes) -> GroupState:
+    """A stored GroupReferences' arrays and tables; a blob that does not decode (a damaged
+    store) is taken as no references from groups: nothing is then held back as dead."""
+    try:
+        codes, symbols, names, code_of = marshal.loads(blob)
+        codes, symbols = decode(codes), decode(symbols)
+        if isinstance(codes, np.ndarray) and isinstance(symbols, np.ndarray) and codes.shape == symbols.shape \
+                and isinstance(names, dict) and isinstance(code_of, dict):
+            return codes, symbols, names, code_of
+    except (KeyError, ValueError, TypeError, IndexError, EOFError):
+        pass
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), {}, {}
 
 
 def use_facts_store(directory: str | None) -> None:
